@@ -1,0 +1,13 @@
+# The Serval manager image.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY cmd/ cmd/
+COPY pkg/ pkg/
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /manager ./cmd/manager
+
+FROM gcr.io/distroless/static:nonroot
+COPY --from=build /manager /manager
+USER 65532:65532
+ENTRYPOINT ["/manager"]

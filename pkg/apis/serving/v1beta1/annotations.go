@@ -1,0 +1,79 @@
+package v1beta1
+
+import "strings"
+
+// Annotation and label keys Serval reads and writes. KServe's keys are the same
+// with the serving.kserve.io/ and networking.kserve.io/ prefixes.
+const (
+	// DeploymentModeAnnotation picks the workload: Standard (default) or Knative.
+	DeploymentModeAnnotation = "serving.serval.dev/deploymentMode"
+	// AutoscalerClassAnnotation picks the autoscaler: hpa (default in Standard
+	// mode), kpa (Knative), none or external.
+	AutoscalerClassAnnotation = "serving.serval.dev/autoscalerClass"
+	// StorageSecretNameAnnotation names the Secret with storage credentials.
+	StorageSecretNameAnnotation = "serving.serval.dev/storageSecretName"
+	// DisableAutoUpdateAnnotation "true" keeps an InferenceService on its
+	// current runtime spec when the runtime is updated.
+	DisableAutoUpdateAnnotation = "serving.serval.dev/disable-auto-update"
+
+	// InferenceServiceLabel is set on every child to its InferenceService's name.
+	InferenceServiceLabel = "serving.serval.dev/inferenceservice"
+	// ComponentLabel is set on every child to its component type.
+	ComponentLabel = "serving.serval.dev/component"
+	// VisibilityLabel "cluster-local" keeps an InferenceService off the ingress.
+	VisibilityLabel = "networking.serval.dev/visibility"
+	// VisibilityClusterLocal is the VisibilityLabel value for cluster-local.
+	VisibilityClusterLocal = "cluster-local"
+)
+
+// AutoscalerClass is a value of AutoscalerClassAnnotation.
+type AutoscalerClass string
+
+// The autoscaler classes.
+const (
+	AutoscalerHPA      AutoscalerClass = "hpa"
+	AutoscalerKPA      AutoscalerClass = "kpa"
+	AutoscalerNone     AutoscalerClass = "none"
+	AutoscalerExternal AutoscalerClass = "external"
+	// AutoscalerKEDA is KServe's KEDA class; not supported by Serval yet.
+	AutoscalerKEDA AutoscalerClass = "keda"
+)
+
+// NormalizeDeploymentMode maps a deploymentMode value, including KServe's
+// legacy names and any letter case, to Standard or Knative. ok is false for an
+// unknown value.
+func NormalizeDeploymentMode(value string) (mode DeploymentMode, ok bool) {
+	switch strings.ToLower(value) {
+	case "standard", "rawdeployment":
+		return Standard, true
+	case "knative", "serverless":
+		return Knative, true
+	}
+	return "", false
+}
+
+// DeploymentModeOf returns the mode an InferenceService asks for: its
+// annotation, normalised, or def when it has none or an unknown one.
+func DeploymentModeOf(isvc *InferenceService, def DeploymentMode) DeploymentMode {
+	if mode, ok := NormalizeDeploymentMode(isvc.Annotations[DeploymentModeAnnotation]); ok {
+		return mode
+	}
+	return def
+}
+
+// AutoscalerClassOf returns the autoscaler class in effect: the annotation, or
+// hpa in Standard mode and kpa in Knative mode.
+func AutoscalerClassOf(isvc *InferenceService, mode DeploymentMode) AutoscalerClass {
+	if class := isvc.Annotations[AutoscalerClassAnnotation]; class != "" {
+		return AutoscalerClass(strings.ToLower(class))
+	}
+	if mode == Knative {
+		return AutoscalerKPA
+	}
+	return AutoscalerHPA
+}
+
+// IsClusterLocal reports whether the InferenceService asks to stay off the ingress.
+func IsClusterLocal(isvc *InferenceService) bool {
+	return isvc.Labels[VisibilityLabel] == VisibilityClusterLocal
+}

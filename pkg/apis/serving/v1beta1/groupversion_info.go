@@ -1,0 +1,17 @@
+package v1beta1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of the InferenceService API.
+	GroupVersion = schema.GroupVersion{Group: "serving.serval.dev", Version: "v1beta1"}
+
+	// SchemeBuilder registers the types of this package.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this package to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

@@ -1,0 +1,240 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// InferenceServiceStatus is the observed state of an InferenceService.
+type InferenceServiceStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready and the conditions it is made of.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// URL is where clients send requests.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Address is the cluster-local address.
+	// +optional
+	Address *Addressable `json:"address,omitempty"`
+	// Components is the status of each component, keyed by its type.
+	// +optional
+	Components map[ComponentType]ComponentStatus `json:"components,omitempty"`
+	// ModelStatus is the state of the predictor's model.
+	// +optional
+	ModelStatus ModelStatus `json:"modelStatus,omitempty"`
+	// DeploymentMode is the mode the InferenceService was deployed in; it does
+	// not change once set.
+	// +optional
+	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
+	// ServingRuntimeName is the namespaced runtime serving the model.
+	// +optional
+	ServingRuntimeName string `json:"servingRuntimeName,omitempty"`
+	// ClusterServingRuntimeName is the cluster runtime serving the model.
+	// +optional
+	ClusterServingRuntimeName string `json:"clusterServingRuntimeName,omitempty"`
+	// ProtocolVersion is the protocol chosen with the runtime.
+	// +optional
+	ProtocolVersion Protocol `json:"protocolVersion,omitempty"`
+}
+
+// Addressable is an address.
+type Addressable struct {
+	// URL of the address.
+	// +optional
+	URL string `json:"url,omitempty"`
+}
+
+// ComponentType is predictor, transformer or explainer.
+// +kubebuilder:validation:Enum=predictor;transformer;explainer
+type ComponentType string
+
+// The component types.
+const (
+	PredictorComponent   ComponentType = "predictor"
+	TransformerComponent ComponentType = "transformer"
+	ExplainerComponent   ComponentType = "explainer"
+)
+
+// ComponentStatus is the observed state of one component.
+type ComponentStatus struct {
+	// URL of the component.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Address is the component's cluster-local address.
+	// +optional
+	Address *Addressable `json:"address,omitempty"`
+	// Traffic is how requests are split between revisions.
+	// +optional
+	Traffic []TrafficTarget `json:"traffic,omitempty"`
+	// LatestReadyRevision is the latest revision that is ready.
+	// +optional
+	LatestReadyRevision string `json:"latestReadyRevision,omitempty"`
+	// LatestCreatedRevision is the latest revision created.
+	// +optional
+	LatestCreatedRevision string `json:"latestCreatedRevision,omitempty"`
+	// PreviousRolledoutRevision is the revision that took all traffic before
+	// the latest rollout.
+	// +optional
+	PreviousRolledoutRevision string `json:"previousRolledoutRevision,omitempty"`
+	// LatestRolledoutRevision is the latest revision that took all traffic.
+	// +optional
+	LatestRolledoutRevision string `json:"latestRolledoutRevision,omitempty"`
+}
+
+// TrafficTarget is a share of traffic sent to a revision.
+type TrafficTarget struct {
+	// +optional
+	RevisionName string `json:"revisionName,omitempty"`
+	// +optional
+	LatestRevision *bool `json:"latestRevision,omitempty"`
+	// +optional
+	Percent *int64 `json:"percent,omitempty"`
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// +optional
+	URL string `json:"url,omitempty"`
+}
+
+// ModelStatus is the state of the predictor's model.
+type ModelStatus struct {
+	// TransitionStatus: UpToDate, InProgress, BlockedByFailedLoad or InvalidSpec.
+	// +optional
+	TransitionStatus TransitionStatus `json:"transitionStatus,omitempty"`
+	// States are the active and target model states.
+	// +optional
+	States *ModelRevisionStates `json:"states,omitempty"`
+	// LastFailureInfo says why the model last failed.
+	// +optional
+	LastFailureInfo *FailureInfo `json:"lastFailureInfo,omitempty"`
+}
+
+// TransitionStatus is where the model is in its rollout.
+type TransitionStatus string
+
+// The transition states, as KServe names them.
+const (
+	TransitionUpToDate            TransitionStatus = "UpToDate"
+	TransitionInProgress          TransitionStatus = "InProgress"
+	TransitionBlockedByFailedLoad TransitionStatus = "BlockedByFailedLoad"
+	TransitionInvalidSpec         TransitionStatus = "InvalidSpec"
+)
+
+// ModelState is the state of a model copy.
+type ModelState string
+
+// The model states.
+const (
+	ModelPending      ModelState = "Pending"
+	ModelStandby      ModelState = "Standby"
+	ModelLoading      ModelState = "Loading"
+	ModelLoaded       ModelState = "Loaded"
+	ModelFailedToLoad ModelState = "FailedToLoad"
+)
+
+// ModelRevisionStates are the active and target model states.
+type ModelRevisionStates struct {
+	// +optional
+	ActiveModelState ModelState `json:"activeModelState,omitempty"`
+	// +optional
+	TargetModelState ModelState `json:"targetModelState,omitempty"`
+}
+
+// FailureInfo describes a failure.
+type FailureInfo struct {
+	// Location is where the failure happened, such as a pod name.
+	// +optional
+	Location string `json:"location,omitempty"`
+	// Reason is a CamelCase reason.
+	// +optional
+	Reason FailureReason `json:"reason,omitempty"`
+	// Message is a human-readable description.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// ModelRevisionName is the revision that failed.
+	// +optional
+	ModelRevisionName string `json:"modelRevisionName,omitempty"`
+	// Time of the failure.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+	// ExitCode of the failed container.
+	// +optional
+	ExitCode int32 `json:"exitCode,omitempty"`
+}
+
+// FailureReason is the reason in FailureInfo.
+type FailureReason string
+
+// The failure reasons.
+const (
+	// RuntimeNotRecognized: the named runtime does not exist.
+	RuntimeNotRecognized FailureReason = "RuntimeNotRecognized"
+	// RuntimeDisabled: the named runtime is disabled.
+	RuntimeDisabled FailureReason = "RuntimeDisabled"
+	// RuntimeUnsupportedModelFormat: the named runtime does not support the format.
+	RuntimeUnsupportedModelFormat FailureReason = "RuntimeUnsupportedModelFormat"
+	// RuntimeUnsupportedProtocol: the named runtime does not support the protocol.
+	RuntimeUnsupportedProtocol FailureReason = "RuntimeUnsupportedProtocol"
+	// RuntimeMultiModel: the named runtime is a multi-model runtime.
+	RuntimeMultiModel FailureReason = "RuntimeMultiModel"
+	// NoSupportingRuntime: no runtime supports the format and protocol.
+	NoSupportingRuntime FailureReason = "NoSupportingRuntime"
+	// InvalidPredictorSpec: the predictor cannot be built as written.
+	InvalidPredictorSpec FailureReason = "InvalidPredictorSpec"
+	// UnsupportedStorageURI: the storage URI's scheme is unknown or malformed.
+	UnsupportedStorageURI FailureReason = "UnsupportedStorageURI"
+	// ModelLoadFailed: the storage initializer or the model server failed.
+	ModelLoadFailed FailureReason = "ModelLoadFailed"
+)
+
+// DeploymentMode is how the components are run.
+type DeploymentMode string
+
+// The deployment modes and KServe's legacy names for them.
+const (
+	// Standard runs a Deployment, Service and HPA per component.
+	Standard DeploymentMode = "Standard"
+	// Knative runs a Knative Service per component.
+	Knative DeploymentMode = "Knative"
+	// LegacyRawDeployment is KServe's name for Standard.
+	LegacyRawDeployment DeploymentMode = "RawDeployment"
+	// LegacyServerless is KServe's name for Knative.
+	LegacyServerless DeploymentMode = "Serverless"
+)
+
+// Condition types of an InferenceService.
+const (
+	// ConditionReady is True when the InferenceService serves requests at its URL.
+	ConditionReady = "Ready"
+	// ConditionPredictorReady is True when the predictor is available.
+	ConditionPredictorReady = "PredictorReady"
+	// ConditionTransformerReady is True when the transformer is available.
+	ConditionTransformerReady = "TransformerReady"
+	// ConditionExplainerReady is True when the explainer is available.
+	ConditionExplainerReady = "ExplainerReady"
+	// ConditionLatestDeploymentReady is True when the latest spec is rolled out.
+	ConditionLatestDeploymentReady = "LatestDeploymentReady"
+	// ConditionIngressReady is True when the route to the InferenceService is ready.
+	ConditionIngressReady = "IngressReady"
+)
+
+// Condition reasons of an InferenceService. Failure reasons above are also
+// used as condition reasons.
+const (
+	ReasonAvailable            = "Available"
+	ReasonNotAvailable         = "NotAvailable"
+	ReasonProgressing          = "Progressing"
+	ReasonRolledOut            = "RolledOut"
+	ReasonRolloutFailed        = "RolloutFailed"
+	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonUnsupportedField     = "UnsupportedField"
+	ReasonConflict             = "ConflictingObject"
+	ReasonMissingCRD           = "MissingCRD"
+	ReasonInvalidConfig        = "InvalidConfig"
+	ReasonComponentsNotReady   = "ComponentsNotReady"
+	ReasonAllComponentsReady   = "AllComponentsReady"
+	ReasonIngressNotConfigured = "IngressNotConfigured"
+)

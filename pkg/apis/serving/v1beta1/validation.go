@@ -1,0 +1,234 @@
+package v1beta1
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidationOptions carries what validation needs beyond the object.
+type ValidationOptions struct {
+	// DefaultDeploymentMode is the mode of an InferenceService without the
+	// deployment-mode annotation (serval-config's deploy.defaultDeploymentMode).
+	DefaultDeploymentMode DeploymentMode
+}
+
+// knativeRevisionSuffix is the suffix Knative adds to a Service's name to name
+// its revisions; the result must still be a DNS label.
+const knativeRevisionSuffix = "-00001"
+
+// notSupportedYet is the message for KServe fields Serval keeps in its types
+// but does not implement: rejected rather than silently ignored.
+func notSupportedYet(path *field.Path) *field.Error {
+	return field.Forbidden(path, path.String()+" is not supported by Serval yet")
+}
+
+// Validate checks an InferenceService and returns every problem found, each
+// naming its field. The spec is expected to be defaulted (see Default).
+func Validate(isvc *InferenceService, opts ValidationOptions) field.ErrorList {
+	if opts.DefaultDeploymentMode == "" {
+		opts.DefaultDeploymentMode = Standard
+	}
+	var errs field.ErrorList
+	errs = append(errs, validateMetadata(isvc)...)
+	errs = append(errs, validatePredictor(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"))...)
+	mode := DeploymentModeOf(isvc, opts.DefaultDeploymentMode)
+	class := AutoscalerClassOf(isvc, mode)
+	for _, c := range isvc.Spec.Components() {
+		path := field.NewPath("spec", string(c))
+		errs = append(errs, validateExtension(isvc.Spec.Extension(c), path, mode, class)...)
+		if c != PredictorComponent && len(isvc.Spec.Pod(c).Containers) == 0 {
+			errs = append(errs, field.Required(path.Child("containers"), "a "+string(c)+" needs at least one container"))
+		}
+	}
+	if isvc.Spec.Explainer != nil && isvc.Spec.Explainer.ART != nil {
+		errs = append(errs, notSupportedYet(field.NewPath("spec", "explainer", "art")))
+	}
+	return errs
+}
+
+func validateMetadata(isvc *InferenceService) field.ErrorList {
+	var errs field.ErrorList
+	name := field.NewPath("metadata", "name")
+	for _, msg := range validation.IsDNS1035Label(isvc.Name) {
+		errs = append(errs, field.Invalid(name, isvc.Name, msg))
+	}
+	for _, c := range isvc.Spec.Components() {
+		child := ChildName(isvc.Name, c)
+		if n := len(child) + len(knativeRevisionSuffix); n > validation.DNS1035LabelMaxLength {
+			errs = append(errs, field.Invalid(name, isvc.Name, fmt.Sprintf(
+				"too long: the %s's revision name %q would be %d characters; names must fit 63, so shorten the name by %d",
+				c, child+knativeRevisionSuffix, n, n-validation.DNS1035LabelMaxLength)))
+		}
+	}
+	if value, ok := isvc.Annotations[DeploymentModeAnnotation]; ok {
+		if _, known := NormalizeDeploymentMode(value); !known {
+			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(DeploymentModeAnnotation),
+				value, []string{string(Standard), string(Knative), string(LegacyRawDeployment), string(LegacyServerless)}))
+		}
+	}
+	if value, ok := isvc.Annotations[AutoscalerClassAnnotation]; ok {
+		path := field.NewPath("metadata", "annotations").Key(AutoscalerClassAnnotation)
+		switch AutoscalerClass(strings.ToLower(value)) {
+		case AutoscalerHPA, AutoscalerKPA, AutoscalerNone, AutoscalerExternal:
+		case AutoscalerKEDA:
+			errs = append(errs, field.Forbidden(path, "autoscalerClass keda is not supported by Serval yet"))
+		default:
+			errs = append(errs, field.NotSupported(path, value, []string{"hpa", "kpa", "none", "external"}))
+		}
+	}
+	return errs
+}
+
+func validatePredictor(p *PredictorSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch impl := p.Implementations(); len(impl) {
+	case 0:
+		errs = append(errs, field.Required(path, "the predictor needs exactly one of model, a framework key (sklearn, onnx, ...) or containers"))
+	case 1:
+	default:
+		errs = append(errs, field.Invalid(path, strings.Join(impl, ", "),
+			"the predictor needs exactly one implementation; found "+strings.Join(impl, " and ")))
+	}
+	if p.WorkerSpec != nil {
+		errs = append(errs, notSupportedYet(path.Child("workerSpec")))
+	}
+	for _, f := range p.frameworks() {
+		if *f.spec != nil {
+			errs = append(errs, validateExtensionContainer(*f.spec, path.Child(f.name))...)
+		}
+	}
+	if p.Model != nil {
+		errs = append(errs, validateExtensionContainer(&p.Model.PredictorExtensionSpec, path.Child("model"))...)
+		if p.Model.Runtime != nil && *p.Model.Runtime == "" {
+			errs = append(errs, field.Invalid(path.Child("model", "runtime"), "", "must name a runtime when set"))
+		}
+	}
+	return errs
+}
+
+func validateExtensionContainer(e *PredictorExtensionSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if e.StorageURIs != nil {
+		errs = append(errs, notSupportedYet(path.Child("storageUris")))
+	}
+	if e.StorageURI != nil && e.Storage != nil && e.Storage.StorageKey != nil {
+		errs = append(errs, field.Invalid(path.Child("storage"), "key", "set either storageUri or storage.key, not both"))
+	}
+	return errs
+}
+
+func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode, class AutoscalerClass) field.ErrorList {
+	var errs field.ErrorList
+	for _, unsupported := range []struct {
+		name string
+		set  bool
+	}{{"logger", ext.Logger != nil}, {"batcher", ext.Batcher != nil}, {"autoScaling", ext.AutoScaling != nil}} {
+		if unsupported.set {
+			errs = append(errs, notSupportedYet(path.Child(unsupported.name)))
+		}
+	}
+	errs = append(errs, validateReplicas(ext, path, mode, class)...)
+	if ext.CanaryTrafficPercent != nil {
+		p := path.Child("canaryTrafficPercent")
+		if v := *ext.CanaryTrafficPercent; v < 0 || v > 100 {
+			errs = append(errs, field.Invalid(p, v, "must be between 0 and 100"))
+		}
+		if mode != Knative {
+			errs = append(errs, field.Forbidden(p, "canaryTrafficPercent needs Knative mode; Standard mode does not split traffic yet"))
+		}
+	}
+	if ext.DeploymentStrategy != nil && mode != Standard {
+		errs = append(errs, field.Forbidden(path.Child("deploymentStrategy"), "deploymentStrategy applies to Standard mode only"))
+	}
+	if ext.TimeoutSeconds != nil && *ext.TimeoutSeconds < 1 {
+		errs = append(errs, field.Invalid(path.Child("timeout"), *ext.TimeoutSeconds, "must be at least 1 second"))
+	}
+	if ext.ContainerConcurrency != nil && *ext.ContainerConcurrency < 0 {
+		errs = append(errs, field.Invalid(path.Child("containerConcurrency"), *ext.ContainerConcurrency, "must be 0 (unlimited) or more"))
+	}
+	return append(errs, validateScaleMetric(ext, path, class)...)
+}
+
+func validateReplicas(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode, class AutoscalerClass) field.ErrorList {
+	var errs field.ErrorList
+	minReplicas := int32(1)
+	if ext.MinReplicas != nil {
+		minReplicas = *ext.MinReplicas
+		if minReplicas < 0 {
+			errs = append(errs, field.Invalid(path.Child("minReplicas"), minReplicas, "must be 0 or more"))
+		}
+		if minReplicas == 0 && mode == Standard && class == AutoscalerHPA {
+			errs = append(errs, field.Invalid(path.Child("minReplicas"), minReplicas,
+				"scale to zero needs Knative mode; an HPA keeps at least 1 replica (or set autoscalerClass none)"))
+		}
+	}
+	if ext.MaxReplicas < 0 {
+		errs = append(errs, field.Invalid(path.Child("maxReplicas"), ext.MaxReplicas, "must be 0 (the mode's default) or more"))
+	} else if ext.MaxReplicas > 0 && ext.MaxReplicas < minReplicas {
+		errs = append(errs, field.Invalid(path.Child("maxReplicas"), ext.MaxReplicas,
+			fmt.Sprintf("must be at least minReplicas (%d)", minReplicas)))
+	}
+	if ext.ScaleTarget != nil && *ext.ScaleTarget < 1 {
+		errs = append(errs, field.Invalid(path.Child("scaleTarget"), *ext.ScaleTarget, "must be at least 1"))
+	}
+	return errs
+}
+
+func validateScaleMetric(ext *ComponentExtensionSpec, path *field.Path, class AutoscalerClass) field.ErrorList {
+	if ext.ScaleMetric == nil {
+		return nil
+	}
+	metric := *ext.ScaleMetric
+	var allowed []string
+	switch class {
+	case AutoscalerHPA:
+		allowed = []string{string(ScaleMetricCPU), string(ScaleMetricMemory)}
+	case AutoscalerKPA:
+		allowed = []string{string(ScaleMetricConcurrency), string(ScaleMetricRPS)}
+	default:
+		return nil
+	}
+	for _, a := range allowed {
+		if string(metric) == a {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(path.Child("scaleMetric"), metric, fmt.Sprintf(
+		"the %s autoscaler scales on %s, not %s", class, strings.Join(allowed, " or "), metric))}
+}
+
+// ValidateUpdate checks an update. It ratchets: a problem the old object
+// already had at the same field does not block the update, so objects that
+// older rules let in never get stuck. The deployment mode may not change once
+// the InferenceService has been deployed (status.deploymentMode set).
+func ValidateUpdate(old, updated *InferenceService, opts ValidationOptions) field.ErrorList {
+	if opts.DefaultDeploymentMode == "" {
+		opts.DefaultDeploymentMode = Standard
+	}
+	already := map[string]bool{}
+	for _, e := range Validate(old, opts) {
+		already[ratchetKey(e)] = true
+	}
+	var errs field.ErrorList
+	for _, e := range Validate(updated, opts) {
+		if !already[ratchetKey(e)] {
+			errs = append(errs, e)
+		}
+	}
+	if deployed := old.Status.DeploymentMode; deployed != "" {
+		if mode, ok := NormalizeDeploymentMode(string(deployed)); ok {
+			if now := DeploymentModeOf(updated, opts.DefaultDeploymentMode); now != mode {
+				errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(DeploymentModeAnnotation),
+					fmt.Sprintf("the deployment mode cannot change from %s to %s once deployed; create a new InferenceService instead", mode, now)))
+			}
+		}
+	}
+	return errs
+}
+
+func ratchetKey(e *field.Error) string {
+	return string(e.Type) + "|" + e.Field
+}

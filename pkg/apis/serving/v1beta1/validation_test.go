@@ -1,0 +1,171 @@
+package v1beta1
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestValidate(t *testing.T) {
+	unsupported := &apiextensionsv1.JSON{Raw: []byte(`{}`)}
+	tests := []struct {
+		name string
+		isvc *InferenceService
+		mode DeploymentMode
+		// want are substrings of the errors, one per expected error, in order.
+		want []string
+	}{
+		{name: "valid sklearn", isvc: makeISVC()},
+		{name: "valid custom predictor", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.Model = nil
+			p.Containers = []corev1.Container{{Name: "kserve-container", Image: "me/model:1"}}
+		}))},
+		{name: "valid model with an extra container", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.Containers = []corev1.Container{{Name: "sidecar", Image: "me/sidecar:1"}}
+		}))},
+		{name: "uppercase name", isvc: makeISVC(withName("Iris")),
+			want: []string{`metadata.name: Invalid value: "Iris": a DNS-1035 label must consist of lower case`}},
+		{name: "name too long for the Knative revision", isvc: makeISVC(withName(strings.Repeat("a", 48))),
+			want: []string{`the predictor's revision name "` + strings.Repeat("a", 48) + `-predictor-00001" would be 64 characters; names must fit 63, so shorten the name by 1`}},
+		{name: "transformer's derived name too long", isvc: makeISVC(withName(strings.Repeat("a", 46)), withTransformer()),
+			want: []string{"the transformer's revision name"}},
+		{name: "no predictor implementation", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Model = nil })),
+			want: []string{"spec.predictor: Required value: the predictor needs exactly one of model, a framework key"}},
+		{name: "model and a framework key", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.SKLearn = &PredictorExtensionSpec{} })),
+			want: []string{"found model and sklearn"}},
+		{name: "two framework keys", isvc: makeISVC(withLegacySKLearn(), withPredictor(func(p *PredictorSpec) { p.PyTorch = &PredictorExtensionSpec{} })),
+			want: []string{"found sklearn and pytorch"}},
+		{name: "transformer without containers", isvc: makeISVC(func(i *InferenceService) { i.Spec.Transformer = &TransformerSpec{} }),
+			want: []string{"spec.transformer.containers: Required value"}},
+		{name: "negative minReplicas", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](-1) })),
+			want: []string{"spec.predictor.minReplicas: Invalid value: -1: must be 0 or more"}},
+		{name: "maxReplicas below minReplicas", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.MinReplicas = ptr.To[int32](3)
+			p.MaxReplicas = 2
+		})), want: []string{"spec.predictor.maxReplicas: Invalid value: 2: must be at least minReplicas (3)"}},
+		{name: "maxReplicas below the default minReplicas", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.MaxReplicas = 0 }))},
+		{name: "scale to zero under HPA", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](0) })),
+			want: []string{"scale to zero needs Knative mode"}},
+		{name: "scale to zero without an autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "none"),
+			withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](0) }))},
+		{name: "scale to zero in Knative mode", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](0) }))},
+		{name: "scaleTarget zero", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.ScaleTarget = ptr.To[int32](0) })),
+			want: []string{"spec.predictor.scaleTarget: Invalid value: 0: must be at least 1"}},
+		{name: "canary in Standard mode", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) })),
+			want: []string{"canaryTrafficPercent needs Knative mode"}},
+		{name: "canary in Knative mode", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))},
+		{name: "canary over 100", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](101) })),
+			want: []string{"must be between 0 and 100"}},
+		{name: "rps under HPA", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.ScaleMetric = ptr.To(ScaleMetricRPS) })),
+			want: []string{"the hpa autoscaler scales on cpu or memory, not rps"}},
+		{name: "cpu under KPA", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative"),
+			withPredictor(func(p *PredictorSpec) { p.ScaleMetric = ptr.To(ScaleMetricCPU) })),
+			want: []string{"the kpa autoscaler scales on concurrency or rps, not cpu"}},
+		{name: "deployment strategy in Knative mode", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.DeploymentStrategy = &appsv1DeploymentStrategyRecreate
+		})), want: []string{"deploymentStrategy applies to Standard mode only"}},
+		{name: "unknown deployment mode", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Sideways")),
+			want: []string{`Unsupported value: "Sideways"`}},
+		{name: "legacy mode value is accepted", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "RawDeployment"))},
+		{name: "keda autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda")),
+			want: []string{"autoscalerClass keda is not supported by Serval yet"}},
+		{name: "unknown autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "magic")),
+			want: []string{`Unsupported value: "magic"`}},
+		{name: "logger", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Logger = unsupported })),
+			want: []string{"spec.predictor.logger: Forbidden: spec.predictor.logger is not supported by Serval yet"}},
+		{name: "batcher on the transformer", isvc: makeISVC(withTransformer(), func(i *InferenceService) { i.Spec.Transformer.Batcher = unsupported }),
+			want: []string{"spec.transformer.batcher is not supported by Serval yet"}},
+		{name: "autoScaling", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
+			want: []string{"spec.predictor.autoScaling is not supported by Serval yet"}},
+		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),
+			want: []string{"spec.predictor.workerSpec is not supported by Serval yet"}},
+		{name: "storageUris", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Model.StorageURIs = unsupported })),
+			want: []string{"spec.predictor.model.storageUris is not supported by Serval yet"}},
+		{name: "ART explainer", isvc: makeISVC(func(i *InferenceService) {
+			i.Spec.Explainer = &ExplainerSpec{ART: unsupported, PodSpec: PodSpec{Containers: []corev1.Container{{Name: "e"}}}}
+		}), want: []string{"spec.explainer.art is not supported by Serval yet"}},
+		{name: "empty runtime name", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Model.Runtime = ptr.To("") })),
+			want: []string{"spec.predictor.model.runtime: Invalid value"}},
+		{name: "storageUri and storage.key", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.Model.Storage = &StorageSpec{StorageKey: ptr.To("s3")}
+		})), want: []string{"set either storageUri or storage.key"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := Validate(tt.isvc, ValidationOptions{DefaultDeploymentMode: tt.mode})
+			if !assert.Len(t, errs, len(tt.want), "errors: %v", errs) {
+				return
+			}
+			for i, want := range tt.want {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	longName := strings.Repeat("a", 48)
+	tests := []struct {
+		name     string
+		old, new *InferenceService
+		want     []string
+	}{
+		{
+			name: "an old broken rule does not block an unrelated update (ratcheting)",
+			old:  makeISVC(withName(longName)),
+			new:  makeISVC(withName(longName), withAnnotation("team", "a")),
+		},
+		{
+			name: "a new broken rule blocks the update",
+			old:  makeISVC(withName(longName)),
+			new: makeISVC(withName(longName), withPredictor(func(p *PredictorSpec) {
+				p.MinReplicas = ptr.To[int32](-1)
+			})),
+			want: []string{"minReplicas"},
+		},
+		{
+			name: "the mode cannot change once deployed",
+			old:  makeISVC(func(i *InferenceService) { i.Status.DeploymentMode = Standard }),
+			new:  makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative")),
+			want: []string{"cannot change from Standard to Knative once deployed"},
+		},
+		{
+			name: "an alias of the deployed mode is no change",
+			old:  makeISVC(func(i *InferenceService) { i.Status.DeploymentMode = "RawDeployment" }),
+			new:  makeISVC(withAnnotation(DeploymentModeAnnotation, "Standard")),
+		},
+		{
+			name: "the mode may change before it is deployed",
+			old:  makeISVC(),
+			new:  makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative")),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := ValidateUpdate(tt.old, tt.new, ValidationOptions{})
+			if !assert.Len(t, errs, len(tt.want), "errors: %v", errs) {
+				return
+			}
+			for i, want := range tt.want {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestNormalizeDeploymentMode(t *testing.T) {
+	for in, want := range map[string]DeploymentMode{
+		"Standard": Standard, "standard": Standard, "RawDeployment": Standard,
+		"Knative": Knative, "Serverless": Knative, "serverless": Knative,
+	} {
+		got, ok := NormalizeDeploymentMode(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	_, ok := NormalizeDeploymentMode("ModelMesh")
+	assert.False(t, ok)
+}

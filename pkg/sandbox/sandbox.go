@@ -1,0 +1,199 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+// DefaultControllers are the kube-controller-manager controllers the sandbox
+// runs: all but the service-account token controller, which needs a signing key
+// the sandbox does not set up.
+const DefaultControllers = "*,-serviceaccount-token"
+
+// Options configures a Sandbox. The zero value is a usable default.
+type Options struct {
+	// Dir holds the component logs, the kubeconfig and the data directories. A
+	// temporary directory, removed by Stop, when empty; kept when set.
+	Dir string
+	// KubeconfigPath is where the admin kubeconfig is written; Dir/kubeconfig
+	// when empty.
+	KubeconfigPath string
+	// Nodes is the number of plain fake nodes (default 3).
+	Nodes int
+	// GPUNodes is the number of fake nodes with nvidia.com/gpu capacity (default 1).
+	GPUNodes int
+	// PodsPerNode is each node's pod capacity (default 110).
+	PodsPerNode int
+	// Controllers is kube-controller-manager's --controllers (DefaultControllers
+	// when empty). Benchmarks leave out horizontalpodautoscaling: with no
+	// metrics API it only burns CPU.
+	Controllers string
+	// CRDPaths, SkipUpstreamCRDs and Scheme are passed to pkg/testenv.
+	CRDPaths         []string
+	SkipUpstreamCRDs bool
+	Scheme           *runtime.Scheme
+	// Progress receives one line per start-up step; nothing when nil.
+	Progress io.Writer
+}
+
+// Sandbox is a running local cluster.
+type Sandbox struct {
+	// Env is the API server and etcd, with an admin Config and Client.
+	Env *testenv.Environment
+	// Client is an admin client with the Options' scheme.
+	Client client.Client
+	// KubeconfigPath is the admin kubeconfig written at start.
+	KubeconfigPath string
+	// Dir holds the logs (Dir/logs) and data of the sandbox.
+	Dir string
+
+	opts    Options
+	tempDir bool
+	procs   []*process
+	envPIDs []int
+	reaper  *reaper
+}
+
+// Start brings up the cluster: API server and etcd, then the controller
+// manager, scheduler and kwok, then the fake nodes, and waits until the nodes
+// are Ready. On error everything started so far is stopped.
+func Start(ctx context.Context, opts Options) (*Sandbox, error) {
+	opts = withDefaults(opts)
+	s := &Sandbox{opts: opts, Dir: opts.Dir}
+	if err := s.start(ctx); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.GPUNodes == 0 {
+		o.GPUNodes = 1
+	}
+	if o.PodsPerNode == 0 {
+		o.PodsPerNode = 110
+	}
+	if o.Controllers == "" {
+		o.Controllers = DefaultControllers
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+func (s *Sandbox) progress(format string, args ...any) {
+	fmt.Fprintf(s.opts.Progress, "sandbox: "+format+"\n", args...)
+}
+
+func (s *Sandbox) start(ctx context.Context) error {
+	began := time.Now()
+	var err error
+	if s.reaper, err = startReaper(); err != nil {
+		return err
+	}
+	if err := s.makeDirs(); err != nil {
+		return err
+	}
+	s.progress("starting etcd and kube-apiserver")
+	s.Env, err = testenv.Start(testenv.Options{
+		CRDPaths: s.opts.CRDPaths, SkipUpstreamCRDs: s.opts.SkipUpstreamCRDs, Scheme: s.opts.Scheme,
+	})
+	if err != nil {
+		return err
+	}
+	s.Client = s.Env.Client
+	if s.envPIDs, err = childPIDs("etcd", "kube-apiserver"); err != nil {
+		return fmt.Errorf("find envtest processes: %w", err)
+	}
+	for _, pid := range s.envPIDs {
+		s.reaper.watchPID(pid)
+	}
+	if err := os.WriteFile(s.KubeconfigPath, s.Env.KubeConfig, 0o600); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	if err := s.startComponents(); err != nil {
+		return err
+	}
+	s.progress("creating %d nodes and %d GPU nodes", s.opts.Nodes, s.opts.GPUNodes)
+	if err := s.createNodes(ctx); err != nil {
+		return err
+	}
+	if err := s.waitNodesReady(ctx); err != nil {
+		return err
+	}
+	s.progress("ready in %s; kubeconfig %s", time.Since(began).Round(100*time.Millisecond), s.KubeconfigPath)
+	return nil
+}
+
+func (s *Sandbox) makeDirs() error {
+	if s.Dir == "" {
+		dir, err := os.MkdirTemp("", "serval-sandbox-")
+		if err != nil {
+			return err
+		}
+		s.Dir, s.tempDir = dir, true
+		s.reaper.watchDir(dir)
+	}
+	if err := os.MkdirAll(s.LogDir(), 0o755); err != nil {
+		return err
+	}
+	s.KubeconfigPath = s.opts.KubeconfigPath
+	if s.KubeconfigPath == "" {
+		s.KubeconfigPath = filepath.Join(s.Dir, "kubeconfig")
+	}
+	return nil
+}
+
+// LogDir is the directory with one log file per component.
+func (s *Sandbox) LogDir() string { return filepath.Join(s.Dir, "logs") }
+
+// PIDs returns the process IDs of every component the sandbox started.
+func (s *Sandbox) PIDs() []int {
+	pids := append([]int(nil), s.envPIDs...)
+	for _, p := range s.procs {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	return pids
+}
+
+// Stop stops every component, then etcd and the API server, and removes the
+// sandbox directory when it was a temporary one. It is safe to call twice.
+func (s *Sandbox) Stop() error {
+	var errs []error
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		s.procs[i].stop(10 * time.Second)
+	}
+	s.procs = nil
+	if s.Env != nil {
+		if err := s.Env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop API server and etcd: %w", err))
+		}
+		s.Env = nil
+	}
+	if s.tempDir {
+		if err := os.RemoveAll(s.Dir); err != nil {
+			errs = append(errs, err)
+		}
+		s.tempDir = false
+	}
+	if s.reaper != nil {
+		s.reaper.release()
+		s.reaper = nil
+	}
+	return errors.Join(errs...)
+}

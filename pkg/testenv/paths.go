@@ -1,0 +1,136 @@
+package testenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// modulePath is the Go module whose root holds bin/ and config/.
+const modulePath = "github.com/serval-dev/serval"
+
+// RepoRoot returns the root of the Serval source tree: $SERVAL_ROOT when set,
+// else the nearest directory above the working directory whose go.mod declares
+// Serval's module.
+func RepoRoot() (string, error) {
+	if root := os.Getenv("SERVAL_ROOT"); root != "" {
+		return filepath.Abs(root)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && isServalModule(data) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no Serval source tree above the working directory; set SERVAL_ROOT")
+		}
+		dir = parent
+	}
+}
+
+func isServalModule(goMod []byte) bool {
+	for _, line := range strings.Split(string(goMod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1] == modulePath
+		}
+	}
+	return false
+}
+
+// BinDir returns the directory that holds the control-plane binaries:
+// $SERVAL_BIN_DIR when set, else bin/ under the repository root. It fails with
+// a hint when the binaries are missing.
+func BinDir() (string, error) {
+	dir := os.Getenv("SERVAL_BIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin")
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run `make controlplane` first", b, dir)
+		}
+	}
+	return dir, nil
+}
+
+// upstreamCRDSources names, per upstream project, the module that ships its CRDs
+// and the paths inside it. The versions are the ones Serval's go.mod pins.
+var upstreamCRDSources = []struct {
+	module string
+	paths  []string
+}{
+	{"sigs.k8s.io/gateway-api", []string{"config/crd/standard"}},
+	{"knative.dev/serving", []string{"config/core/300-resources"}},
+	{"istio.io/api", []string{"kubernetes/customresourcedefinitions.gen.yaml"}},
+}
+
+var (
+	upstreamOnce  sync.Once
+	upstreamPaths []string
+	upstreamErr   error
+)
+
+// UpstreamCRDPaths returns the files and directories that hold the upstream
+// CRDs of Gateway API (standard channel), Knative Serving and Istio, in the
+// module cache at the versions of Serval's go.mod, downloading them if needed.
+func UpstreamCRDPaths() ([]string, error) {
+	upstreamOnce.Do(func() { upstreamPaths, upstreamErr = resolveUpstreamCRDPaths() })
+	return upstreamPaths, upstreamErr
+}
+
+func resolveUpstreamCRDPaths() ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"mod", "download", "-json"}
+	for _, s := range upstreamCRDSources {
+		args = append(args, s.module)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go mod download of the upstream CRD modules: %w: %s", err, stderr.String())
+	}
+	dirs := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var m struct{ Path, Dir, Error string }
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("decode go mod download output: %w", err)
+		}
+		if m.Error != "" {
+			return nil, fmt.Errorf("download %s: %s", m.Path, m.Error)
+		}
+		dirs[m.Path] = m.Dir
+	}
+	var paths []string
+	for _, s := range upstreamCRDSources {
+		for _, p := range s.paths {
+			full := filepath.Join(dirs[s.module], p)
+			if _, err := os.Stat(full); err != nil {
+				return nil, fmt.Errorf("upstream CRDs of %s: %w", s.module, err)
+			}
+			paths = append(paths, full)
+		}
+	}
+	return paths, nil
+}

@@ -54,7 +54,7 @@ func makeDeployment(name string, replicas int32) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example.com/server:1"}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example.com/server:1"}}},
 			},
 		},
 	}

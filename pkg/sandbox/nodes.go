@@ -2,13 +2,16 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // nodeAnnotation marks the nodes kwok manages.
@@ -62,15 +65,24 @@ func (s *Sandbox) nodes() []*corev1.Node {
 	return nodes
 }
 
+func capacityPatch(status corev1.NodeStatus) []byte {
+	data, _ := json.Marshal(map[string]any{"status": map[string]any{
+		"capacity": status.Capacity, "allocatable": status.Allocatable,
+	}}) // resource lists always encode
+	return data
+}
+
 func (s *Sandbox) createNodes(ctx context.Context) error {
 	for _, n := range s.nodes() {
 		status := n.Status
 		if err := s.Client.Create(ctx, n); err != nil {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
 		}
-		// The API server may drop status on create; set it explicitly.
-		n.Status = status
-		if err := s.Client.Status().Update(ctx, n); err != nil {
+		// The API server drops status on create. kwok and the node controller
+		// start writing the node at once, so patch the capacity without an
+		// optimistic lock rather than update it.
+		patch := client.RawPatch(types.MergePatchType, capacityPatch(status))
+		if err := s.Client.Status().Patch(ctx, n, patch); err != nil {
 			return fmt.Errorf("set capacity of node %s: %w", n.Name, err)
 		}
 	}

@@ -96,6 +96,21 @@ func childPIDs(names ...string) ([]int, error) {
 	return pids, nil
 }
 
+// newPIDs returns the PIDs in after that are not in before.
+func newPIDs(before, after []int) []int {
+	old := map[int]bool{}
+	for _, pid := range before {
+		old[pid] = true
+	}
+	var fresh []int
+	for _, pid := range after {
+		if !old[pid] {
+			fresh = append(fresh, pid)
+		}
+	}
+	return fresh
+}
+
 // procStat returns the command name and parent PID of pid from /proc.
 // Linux truncates the command name to 15 characters.
 func procStat(pid int) (comm string, ppid int, err error) {

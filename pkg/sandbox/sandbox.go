@@ -20,6 +20,9 @@ import (
 // the sandbox does not set up.
 const DefaultControllers = "*,-serviceaccount-token"
 
+// envtestProcesses are the commands envtest starts for the sandbox.
+var envtestProcesses = []string{"etcd", "kube-apiserver"}
+
 // Options configures a Sandbox. The zero value is a usable default.
 type Options struct {
 	// Dir holds the component logs, the kubeconfig and the data directories. A
@@ -110,6 +113,12 @@ func (s *Sandbox) start(ctx context.Context) error {
 		return err
 	}
 	s.progress("starting etcd and kube-apiserver")
+	// Another sandbox in this process has its own etcd and API server: only
+	// the children that appear now are this sandbox's.
+	before, err := childPIDs(envtestProcesses...)
+	if err != nil {
+		return fmt.Errorf("list child processes: %w", err)
+	}
 	s.Env, err = testenv.Start(testenv.Options{
 		CRDPaths: s.opts.CRDPaths, SkipUpstreamCRDs: s.opts.SkipUpstreamCRDs, Scheme: s.opts.Scheme,
 	})
@@ -117,9 +126,11 @@ func (s *Sandbox) start(ctx context.Context) error {
 		return err
 	}
 	s.Client = s.Env.Client
-	if s.envPIDs, err = childPIDs("etcd", "kube-apiserver"); err != nil {
+	after, err := childPIDs(envtestProcesses...)
+	if err != nil {
 		return fmt.Errorf("find envtest processes: %w", err)
 	}
+	s.envPIDs = newPIDs(before, after)
 	for _, pid := range s.envPIDs {
 		s.reaper.watchPID(pid)
 	}

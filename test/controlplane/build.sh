@@ -45,8 +45,10 @@ build_kube() {
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
   log "building ${missing[*]} at $KUBE_VERSION (15-20 minutes from scratch on 2 cores; go build prints each package as it compiles)"
+  # go build -v names each package it compiles: show every 100th as progress,
+  # and every other line (compiler errors) as it is.
   (cd "$here/kube" && go build -v -trimpath -ldflags "$ldflags" -o "$bin/" "${missing[@]}" 2>&1 |
-    awk '{n++} n%100==0 {printf "[controlplane] %d packages compiled, now %s\n", n, $0; fflush()}')
+    awk '/^[a-z0-9.-]+(\/[^ ]+)?$/ {n++; if (n%100==0) {printf "[controlplane] %d packages compiled, now %s\n", n, $0; fflush()}; next} {print; fflush()}')
   for b in "${missing[@]}"; do
     [ -x "$bin/$(basename "$b")" ] || { log "build of $b failed"; exit 1; }
   done

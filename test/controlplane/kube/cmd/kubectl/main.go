@@ -5,9 +5,20 @@ import (
 	"os"
 
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
 	"k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/util"
+
+	// Client auth plugins, as in the upstream kubectl.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
 )
 
 func main() {
-	os.Exit(cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()))
+	// As upstream: set the verbosity before the command is built, since
+	// building it already logs.
+	logs.GlogSetter(cmd.GetLogVerbosity(os.Args)) //nolint:errcheck
+	command := cmd.NewDefaultKubectlCommand()
+	if err := cli.RunNoErrOutput(command); err != nil {
+		util.CheckErr(err)
+	}
 }

@@ -1,0 +1,158 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// ConfigMapName is the name of Serval's ConfigMap, in the manager's namespace.
+const ConfigMapName = "serval-config"
+
+// Config is a validated snapshot of serval-config. Treat it as read-only.
+type Config struct {
+	// DefaultDeploymentMode is the mode of InferenceServices without the
+	// deployment-mode annotation (key deploy.defaultDeploymentMode).
+	DefaultDeploymentMode v1beta1.DeploymentMode
+	// StorageInitializer is the init container that downloads models.
+	StorageInitializer StorageInitializer
+	// DefaultResources are the model server's resources when neither the
+	// InferenceService nor the runtime sets any (keys resources.*).
+	DefaultResources corev1.ResourceRequirements
+}
+
+// StorageInitializer configures the storage-initializer init container.
+type StorageInitializer struct {
+	// Image (key storageInitializer.image); KServe's image is compatible.
+	Image string
+	// Resources (keys storageInitializer.cpuRequest, ...).
+	Resources corev1.ResourceRequirements
+}
+
+// Defaults are the values of keys absent from the ConfigMap.
+var Defaults = map[string]string{
+	"deploy.defaultDeploymentMode":     "Standard",
+	"storageInitializer.image":         "kserve/storage-initializer:v0.15.2",
+	"storageInitializer.cpuRequest":    "100m",
+	"storageInitializer.cpuLimit":      "1",
+	"storageInitializer.memoryRequest": "100Mi",
+	"storageInitializer.memoryLimit":   "1Gi",
+	"resources.cpuRequest":             "1",
+	"resources.cpuLimit":               "1",
+	"resources.memoryRequest":          "2Gi",
+	"resources.memoryLimit":            "2Gi",
+}
+
+// KeyError is a bad value for one key.
+type KeyError struct {
+	Key, Value, Problem string
+}
+
+func (e KeyError) Error() string {
+	return fmt.Sprintf("serval-config key %s: %q %s", e.Key, e.Value, e.Problem)
+}
+
+// Default returns the configuration of an absent or empty ConfigMap.
+func Default() *Config {
+	cfg, errs := Parse(nil)
+	if len(errs) > 0 {
+		panic(fmt.Sprintf("config defaults are invalid: %v", errs))
+	}
+	return cfg
+}
+
+// Parse reads the ConfigMap's data over the defaults. It returns a config only
+// when every key is valid; otherwise the errors name each bad key, unknown keys
+// included, so a typo does not go unnoticed.
+func Parse(data map[string]string) (*Config, []KeyError) {
+	p := parser{data: data}
+	cfg := &Config{}
+	mode := p.value("deploy.defaultDeploymentMode")
+	if m, ok := v1beta1.NormalizeDeploymentMode(mode); ok {
+		cfg.DefaultDeploymentMode = m
+	} else {
+		p.fail("deploy.defaultDeploymentMode", mode, "is not a deployment mode: use Standard or Knative")
+	}
+	cfg.StorageInitializer.Image = p.nonEmpty("storageInitializer.image")
+	cfg.StorageInitializer.Resources = p.resources("storageInitializer.")
+	cfg.DefaultResources = p.resources("resources.")
+	p.rejectUnknown()
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return cfg, nil
+}
+
+type parser struct {
+	data map[string]string
+	errs []KeyError
+}
+
+func (p *parser) value(key string) string {
+	if v, ok := p.data[key]; ok {
+		return strings.TrimSpace(v)
+	}
+	return Defaults[key]
+}
+
+func (p *parser) fail(key, value, problem string) {
+	p.errs = append(p.errs, KeyError{Key: key, Value: value, Problem: problem})
+}
+
+func (p *parser) nonEmpty(key string) string {
+	v := p.value(key)
+	if v == "" {
+		p.fail(key, v, "must not be empty")
+	}
+	return v
+}
+
+func (p *parser) quantity(key string) resource.Quantity {
+	v := p.value(key)
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		p.fail(key, v, "is not a resource quantity (examples: 500m, 2, 512Mi, 2Gi)")
+	}
+	return q
+}
+
+func (p *parser) resources(prefix string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    p.quantity(prefix + "cpuRequest"),
+			corev1.ResourceMemory: p.quantity(prefix + "memoryRequest"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    p.quantity(prefix + "cpuLimit"),
+			corev1.ResourceMemory: p.quantity(prefix + "memoryLimit"),
+		},
+	}
+}
+
+// knownPrefixes are key prefixes owned by later-parsed sections.
+var knownPrefixes = []string{"ingress."}
+
+func (p *parser) rejectUnknown() {
+	var keys []string
+	for k := range p.data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := Defaults[k]; ok {
+			continue
+		}
+		known := false
+		for _, prefix := range knownPrefixes {
+			known = known || strings.HasPrefix(k, prefix)
+		}
+		if !known {
+			p.fail(k, p.data[k], "is not a serval-config key; see docs/configuration.md")
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+func TestParseDefaults(t *testing.T) {
+	cfg := Default()
+	assert.Equal(t, v1beta1.Standard, cfg.DefaultDeploymentMode)
+	assert.Equal(t, "kserve/storage-initializer:v0.15.2", cfg.StorageInitializer.Image)
+	assert.Equal(t, "2Gi", cfg.DefaultResources.Limits.Memory().String())
+	assert.Equal(t, "100m", cfg.StorageInitializer.Resources.Requests.Cpu().String())
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    map[string]string
+		check   func(t *testing.T, cfg *Config)
+		wantErr []string
+	}{
+		{name: "legacy mode alias", data: map[string]string{"deploy.defaultDeploymentMode": "Serverless"},
+			check: func(t *testing.T, cfg *Config) { assert.Equal(t, v1beta1.Knative, cfg.DefaultDeploymentMode) }},
+		{name: "resources override", data: map[string]string{"resources.cpuLimit": "4"},
+			check: func(t *testing.T, cfg *Config) {
+				assert.Equal(t, "4", cfg.DefaultResources.Limits.Cpu().String())
+				assert.Equal(t, "1", cfg.DefaultResources.Requests.Cpu().String())
+			}},
+		{name: "bad mode", data: map[string]string{"deploy.defaultDeploymentMode": "ModelMesh"},
+			wantErr: []string{`serval-config key deploy.defaultDeploymentMode: "ModelMesh" is not a deployment mode: use Standard or Knative`}},
+		{name: "bad quantity", data: map[string]string{"resources.memoryLimit": "lots"},
+			wantErr: []string{`serval-config key resources.memoryLimit: "lots" is not a resource quantity`}},
+		{name: "empty image", data: map[string]string{"storageInitializer.image": " "},
+			wantErr: []string{`serval-config key storageInitializer.image: "" must not be empty`}},
+		{name: "unknown key", data: map[string]string{"deploy.defaultDeploymentmode": "Standard"},
+			wantErr: []string{`serval-config key deploy.defaultDeploymentmode: "Standard" is not a serval-config key`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, errs := Parse(tt.data)
+			if len(tt.wantErr) == 0 {
+				require.Empty(t, errs)
+				tt.check(t, cfg)
+				return
+			}
+			assert.Nil(t, cfg, "no partial config on error")
+			require.Len(t, errs, len(tt.wantErr))
+			for i, want := range tt.wantErr {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestDefaultResourcesAreIndependentCopies(t *testing.T) {
+	a, b := Default(), Default()
+	a.DefaultResources.Limits[corev1.ResourceCPU] = a.DefaultResources.Limits[corev1.ResourceMemory]
+	assert.Equal(t, "1", b.DefaultResources.Limits.Cpu().String())
+}

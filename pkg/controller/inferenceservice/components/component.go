@@ -1,0 +1,70 @@
+package components
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/runtime"
+)
+
+// DefaultServingPort is the model server's port when its container lists none.
+const DefaultServingPort int32 = 8080
+
+// Component is one resolved part of an InferenceService.
+type Component struct {
+	Type v1beta1.ComponentType
+	// Name of the component's Deployment, Service, HPA or Knative Service.
+	Name string
+	// Owner is the InferenceService, read-only; builders take the namespace
+	// and the owner reference from it.
+	Owner *v1beta1.InferenceService
+	// Labels and Annotations go on the component's objects and pods.
+	Labels      map[string]string
+	Annotations map[string]string
+	// Pod is the complete pod spec.
+	Pod corev1.PodSpec
+	// Extension holds the scaling, timeout and rollout settings.
+	Extension v1beta1.ComponentExtensionSpec
+	// Mode and AutoscalerClass are in effect for the component.
+	Mode            v1beta1.DeploymentMode
+	AutoscalerClass v1beta1.AutoscalerClass
+	// Ports are the serving container's ports; the first serves HTTP.
+	Ports []Port
+	// Runtime is the chosen runtime of a model predictor; nil otherwise.
+	Runtime *runtime.Selection
+}
+
+// Port is a port the component serves on.
+type Port struct {
+	Name          string `json:"name"`
+	ContainerPort int32  `json:"containerPort"`
+	// GRPC marks an HTTP/2 cleartext (gRPC) port.
+	GRPC bool `json:"grpc,omitempty"`
+}
+
+// ServingPort is the port the Service's port 80 forwards to.
+func (c *Component) ServingPort() int32 {
+	for _, p := range c.Ports {
+		if !p.GRPC {
+			return p.ContainerPort
+		}
+	}
+	if len(c.Ports) > 0 {
+		return c.Ports[0].ContainerPort
+	}
+	return DefaultServingPort
+}
+
+// Namespace is the InferenceService's namespace.
+func (c *Component) Namespace() string { return c.Owner.Namespace }
+
+// BuildError is a component that cannot be built as specified.
+type BuildError struct {
+	Component v1beta1.ComponentType
+	Reason    v1beta1.FailureReason
+	Message   string
+}
+
+func (e *BuildError) Error() string {
+	return string(e.Component) + ": " + e.Message
+}

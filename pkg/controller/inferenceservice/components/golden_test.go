@@ -1,0 +1,147 @@
+package components
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/runtime"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// sklearnRuntime is shaped like KServe's sklearn ClusterServingRuntime.
+func sklearnRuntime() runtime.Runtime {
+	return runtime.Runtime{Name: "kserve-sklearnserver", Spec: &v1alpha1.ServingRuntimeSpec{
+		SupportedModelFormats: []v1alpha1.SupportedModelFormat{{Name: "sklearn", Version: ptr.To("1"), AutoSelect: ptr.To(true), Priority: ptr.To[int32](1)}},
+		ProtocolVersions:      []v1beta1.Protocol{v1beta1.ProtocolV1, v1beta1.ProtocolV2},
+		ServingRuntimePodSpec: v1alpha1.ServingRuntimePodSpec{
+			Containers: []corev1.Container{{
+				Name: "kserve-container", Image: "kserve/sklearnserver:v0.15.2",
+				Args: []string{"--model_name={{.Name}}", "--model_dir=/mnt/models", "--http_port=8080"},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+				},
+			}},
+			Labels:      map[string]string{"runtime-label": "sklearn", "team": "runtime"},
+			Annotations: map[string]string{"prometheus.io/scrape": "true"},
+		},
+	}}
+}
+
+// huggingfaceRuntime has a sidecar, a node selector and no resources.
+func huggingfaceRuntime() runtime.Runtime {
+	return runtime.Runtime{Name: "kserve-huggingfaceserver", Spec: &v1alpha1.ServingRuntimeSpec{
+		SupportedModelFormats: []v1alpha1.SupportedModelFormat{{Name: "huggingface", Version: ptr.To("1"), AutoSelect: ptr.To(true)}},
+		ProtocolVersions:      []v1beta1.Protocol{v1beta1.ProtocolV1, v1beta1.ProtocolV2},
+		ServingRuntimePodSpec: v1alpha1.ServingRuntimePodSpec{
+			Containers: []corev1.Container{
+				{Name: "kserve-container", Image: "kserve/huggingfaceserver:v0.15.2@sha256:0123456789abcdef",
+					Args: []string{"--model_name={{.Name}}", "--model_id={{.Annotations.modelId}}", "--revision={{index .Labels \"model-revision\"}}"}},
+				{Name: "metrics-agent", Image: "example.com/agent:1"},
+			},
+			NodeSelector: map[string]string{"nvidia.com/gpu.present": "true", "pool": "runtime"},
+			Tolerations:  []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}},
+		},
+	}}
+}
+
+func selection(r runtime.Runtime, p v1beta1.Protocol) *runtime.Selection {
+	return &runtime.Selection{Runtime: r, Protocol: p}
+}
+
+func isvcWith(name string, spec v1beta1.InferenceServiceSpec, opts ...func(*v1beta1.InferenceService)) *v1beta1.InferenceService {
+	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "models",
+		Labels: map[string]string{"team": "isvc"}}, Spec: spec}
+	for _, o := range opts {
+		o(isvc)
+	}
+	return isvc
+}
+
+func modelSpec(format, uri string) v1beta1.InferenceServiceSpec {
+	return v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{Model: &v1beta1.ModelSpec{
+		ModelFormat: v1beta1.ModelFormat{Name: format}, PredictorExtensionSpec: v1beta1.PredictorExtensionSpec{StorageURI: ptr.To(uri)},
+	}}}
+}
+
+func goldenCases() map[string]Inputs {
+	cfg := config.Default()
+	s3Secret := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Annotations: map[string]string{
+		"serving.serval.dev/s3-endpoint": "minio.storage:9000", "serving.serval.dev/s3-usehttps": "0"}},
+		Data: map[string][]byte{"AWS_ACCESS_KEY_ID": nil, "AWS_SECRET_ACCESS_KEY": nil}}
+	transformer := modelSpec("sklearn", "gs://models/iris")
+	transformer.Transformer = &v1beta1.TransformerSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{
+		{Name: "kserve-container", Image: "kserve/image-transformer:v0.15.2"}}}}
+	runtimeVersion := modelSpec("sklearn", "gs://models/iris")
+	runtimeVersion.Predictor.Model.RuntimeVersion = ptr.To("v0.16.0")
+	runtimeVersion.Predictor.Model.Args = []string{"--workers=2"}
+	runtimeVersion.Predictor.Model.Env = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}
+	custom := v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{{
+		Name: "kserve-container", Image: "example.com/custom:1",
+		Ports: []corev1.ContainerPort{{Name: "h2c", ContainerPort: 8081}}}}}}}
+	s3 := modelSpec("sklearn", "s3://bucket/iris")
+	s3.Predictor.ServiceAccountName = "models-sa"
+	s3.Predictor.Model.Storage = &v1beta1.StorageSpec{StorageKey: ptr.To("minio"), Parameters: &map[string]string{"bucket": "iris"}}
+	return map[string]Inputs{
+		"sklearn-gcs":     {ISVC: isvcWith("iris", modelSpec("sklearn", "gs://models/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"s3-credentials":  {ISVC: isvcWith("iris-s3", s3), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ServiceAccountSecrets: map[string][]corev1.Secret{"models-sa": {s3Secret}}},
+		"pvc":             {ISVC: isvcWith("iris-pvc", modelSpec("sklearn", "pvc://models-pvc/sklearn/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"huggingface":     {ISVC: isvcWith("bert", modelSpec("huggingface", "hf://google-bert/bert-base-uncased"), func(i *v1beta1.InferenceService) { i.Annotations = map[string]string{"modelId": "bert-base-uncased"}
+			i.Labels["model-revision"] = "main" }), Config: cfg, Runtime: selection(huggingfaceRuntime(), v1beta1.ProtocolV2)},
+		"custom":          {ISVC: isvcWith("custom", custom), Config: cfg},
+		"transformer":     {ISVC: isvcWith("with-transformer", transformer), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"runtime-version": {ISVC: isvcWith("pinned", runtimeVersion), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+	}
+}
+
+// renderComponents is the golden form of a build: each component's name,
+// ports and pod template.
+func renderComponents(t *testing.T, comps []*Component) []byte {
+	t.Helper()
+	var out strings.Builder
+	for _, c := range comps {
+		doc := map[string]any{
+			"component": c.Type, "name": c.Name, "mode": c.Mode, "autoscalerClass": c.AutoscalerClass, "ports": c.Ports,
+			"template": corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: c.Labels, Annotations: c.Annotations}, Spec: c.Pod},
+		}
+		data, err := yaml.Marshal(doc)
+		require.NoError(t, err)
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return []byte(out.String())
+}
+
+func TestGolden(t *testing.T) {
+	for name, in := range goldenCases() {
+		t.Run(name, func(t *testing.T) {
+			comps, err := Build(in)
+			require.NoError(t, err)
+			got := renderComponents(t, comps)
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, got, 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test ./... -update to create the golden file")
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("%s differs from the golden file (-want +got); run with -update and review the diff:\n%s", path, diff)
+			}
+		})
+	}
+}

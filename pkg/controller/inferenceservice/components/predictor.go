@@ -1,0 +1,167 @@
+package components
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// buildPredictor resolves the predictor: custom containers as written, or the
+// runtime's pod merged with the model's fields, with the model's storage.
+func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
+	p := &isvc.Spec.Predictor
+	pod := p.PodSpec.ToCore()
+	c.Pod = *pod.DeepCopy()
+	if p.IsCustom() {
+		defaultResources(&c.Pod.Containers[0], in.Config)
+		return nil
+	}
+	if p.Model == nil {
+		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, "the predictor needs exactly one of model, a framework key or containers"}
+	}
+	if in.Runtime == nil || len(in.Runtime.Runtime.Spec.Containers) == 0 {
+		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, "the selected runtime has no containers"}
+	}
+	c.Runtime = in.Runtime
+	rt := in.Runtime.Runtime.Spec
+	runtimeServer := rt.Containers[0].DeepCopy()
+	server := mergeServer(runtimeServer, &p.Model.PredictorExtensionSpec)
+	containers := []corev1.Container{server}
+	for i := range rt.Containers[1:] {
+		containers = append(containers, *rt.Containers[1+i].DeepCopy())
+	}
+	for _, extra := range c.Pod.Containers {
+		if extra.Name == server.Name {
+			// A predictor container named like the model server overrides it, as in KServe.
+			containers[0] = overrideContainer(containers[0], extra)
+			continue
+		}
+		containers = append(containers, extra)
+	}
+	defaultResources(&containers[0], in.Config)
+	c.Pod.Containers = containers
+	mergeRuntimePod(&c.Pod, &rt.ServingRuntimePodSpec)
+	if err := renderPlaceholders(&c.Pod, isvc); err != nil {
+		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
+	}
+	return addStorage(c, isvc, in)
+}
+
+// mergeServer merges the model's container fields into the runtime's model
+// server container: the InferenceService's fields win, args are appended and
+// env is merged by name; runtimeVersion replaces the image tag. Resources come
+// from the InferenceService, else the runtime (else the config defaults, set
+// by the caller).
+func mergeServer(server *corev1.Container, model *v1beta1.PredictorExtensionSpec) corev1.Container {
+	mc := model.Container.ToCore()
+	merged := overrideContainer(*server, mc)
+	if model.RuntimeVersion != nil {
+		merged.Image = withTag(merged.Image, *model.RuntimeVersion)
+	}
+	return merged
+}
+
+// overrideContainer returns base with the fields set in override applied.
+func overrideContainer(base, o corev1.Container) corev1.Container {
+	if o.Image != "" {
+		base.Image = o.Image
+	}
+	if len(o.Command) > 0 {
+		base.Command = o.Command
+	}
+	base.Args = append(base.Args, o.Args...)
+	base.Env = mergeEnv(base.Env, o.Env)
+	base.EnvFrom = append(base.EnvFrom, o.EnvFrom...)
+	if len(o.Resources.Requests) > 0 || len(o.Resources.Limits) > 0 {
+		base.Resources = o.Resources
+	}
+	if len(o.Ports) > 0 {
+		base.Ports = o.Ports
+	}
+	base.VolumeMounts = append(base.VolumeMounts, o.VolumeMounts...)
+	setIfNotNil(&base.LivenessProbe, o.LivenessProbe)
+	setIfNotNil(&base.ReadinessProbe, o.ReadinessProbe)
+	setIfNotNil(&base.StartupProbe, o.StartupProbe)
+	setIfNotNil(&base.Lifecycle, o.Lifecycle)
+	setIfNotNil(&base.SecurityContext, o.SecurityContext)
+	if o.WorkingDir != "" {
+		base.WorkingDir = o.WorkingDir
+	}
+	if o.ImagePullPolicy != "" {
+		base.ImagePullPolicy = o.ImagePullPolicy
+	}
+	return base
+}
+
+func setIfNotNil[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+// mergeEnv overlays env vars by name, keeping base's order and appending new ones.
+func mergeEnv(base, overlay []corev1.EnvVar) []corev1.EnvVar {
+	out := append([]corev1.EnvVar(nil), base...)
+	for _, e := range overlay {
+		replaced := false
+		for i := range out {
+			if out[i].Name == e.Name {
+				out[i], replaced = e, true
+			}
+		}
+		if !replaced {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// addStorage wires the model's storage URI into the pod.
+func addStorage(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
+	model := isvc.Spec.Predictor.Model
+	server := &c.Pod.Containers[0]
+	if model.StorageURI == nil || *model.StorageURI == "" {
+		return nil
+	}
+	loc, err := storage.Parse(*model.StorageURI)
+	if err != nil {
+		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
+	}
+	plan := storage.MakePlan(loc, storage.Initializer{
+		Image: in.Config.StorageInitializer.Image, Resources: in.Config.StorageInitializer.Resources,
+	}, credentialsFor(c, isvc, in))
+	for _, v := range c.Pod.Volumes {
+		if v.Name == storage.VolumeName {
+			return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, fmt.Sprintf(
+				"volume name %s is reserved for the model storage", storage.VolumeName)}
+		}
+	}
+	c.Pod.Volumes = append(c.Pod.Volumes, plan.Volumes...)
+	if plan.InitContainer != nil {
+		c.Pod.InitContainers = append([]corev1.Container{*plan.InitContainer}, c.Pod.InitContainers...)
+	}
+	server.VolumeMounts = append(server.VolumeMounts, plan.ServerMount)
+	return nil
+}
+
+func credentialsFor(c *Component, isvc *v1beta1.InferenceService, in Inputs) storage.Credentials {
+	model := isvc.Spec.Predictor.Model
+	creds := storage.Credentials{StorageConfigSecret: isvc.Annotations[v1beta1.StorageSecretNameAnnotation]}
+	if s := model.Storage; s != nil {
+		if s.StorageKey != nil {
+			creds.StorageKey = *s.StorageKey
+		}
+		if s.Parameters != nil {
+			creds.Parameters = *s.Parameters
+		}
+	}
+	sa := c.Pod.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	creds.ServiceAccountSecrets = in.ServiceAccountSecrets[sa]
+	return creds
+}

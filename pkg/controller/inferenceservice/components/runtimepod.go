@@ -1,0 +1,107 @@
+package components
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"strings"
+	"text/template"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// mergeRuntimePod merges the runtime's pod-level fields into the pod: the
+// InferenceService's values win; lists are joined.
+func mergeRuntimePod(pod *corev1.PodSpec, rt *v1alpha1.ServingRuntimePodSpec) {
+	if len(rt.NodeSelector) > 0 {
+		merged := maps.Clone(rt.NodeSelector)
+		maps.Copy(merged, pod.NodeSelector)
+		pod.NodeSelector = merged
+	}
+	pod.Tolerations = append(append([]corev1.Toleration(nil), rt.Tolerations...), pod.Tolerations...)
+	if pod.Affinity == nil && rt.Affinity != nil {
+		pod.Affinity = rt.Affinity.DeepCopy()
+	}
+	for _, v := range rt.Volumes {
+		pod.Volumes = append(pod.Volumes, *v.DeepCopy())
+	}
+	seen := map[string]bool{}
+	for _, s := range pod.ImagePullSecrets {
+		seen[s.Name] = true
+	}
+	for _, s := range rt.ImagePullSecrets {
+		if !seen[s.Name] {
+			pod.ImagePullSecrets = append(pod.ImagePullSecrets, s)
+		}
+	}
+	if pod.SchedulerName == "" {
+		pod.SchedulerName = rt.SchedulerName
+	}
+	pod.HostIPC = pod.HostIPC || rt.HostIPC
+}
+
+// withTag replaces the tag of an image reference; an image pinned by digest is
+// left alone, since a tag would not change what runs.
+func withTag(image, tag string) string {
+	if strings.Contains(image, "@") {
+		return image
+	}
+	repo := image
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		repo = image[:i]
+	}
+	return repo + ":" + tag
+}
+
+// placeholderData is what runtime placeholders may refer to.
+type placeholderData struct {
+	Name, Namespace     string
+	Labels, Annotations map[string]string
+}
+
+// renderPlaceholders renders {{.Name}}, {{.Namespace}}, {{.Labels.x}} and
+// {{.Annotations.x}} in every container's command, args and env values.
+func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) error {
+	data := placeholderData{Name: isvc.Name, Namespace: isvc.Namespace, Labels: isvc.Labels, Annotations: isvc.Annotations}
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		for _, list := range []struct {
+			field  string
+			values []string
+		}{{"command", c.Command}, {"args", c.Args}} {
+			for j, v := range list.values {
+				out, err := render(v, data)
+				if err != nil {
+					return fmt.Errorf("container %s %s[%d]: %w", c.Name, list.field, j, err)
+				}
+				list.values[j] = out
+			}
+		}
+		for j := range c.Env {
+			out, err := render(c.Env[j].Value, data)
+			if err != nil {
+				return fmt.Errorf("container %s env %s: %w", c.Name, c.Env[j].Name, err)
+			}
+			c.Env[j].Value = out
+		}
+	}
+	return nil
+}
+
+func render(s string, data placeholderData) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	t, err := template.New("").Option("missingkey=error").Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("placeholder in %q does not parse (%v); for keys with dashes or dots write {{index .Annotations \"key\"}}", s, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("unknown placeholder in %q: use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}} with keys the InferenceService has", s)
+	}
+	return b.String(), nil
+}

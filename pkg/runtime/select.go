@@ -1,0 +1,236 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// Request is what selection needs to know of an InferenceService's predictor.
+type Request struct {
+	ModelFormat v1beta1.ModelFormat
+	// Protocol is the predictor's protocolVersion; nil when unset.
+	Protocol *v1beta1.Protocol
+	// Runtime is the explicitly named runtime; empty to auto-select.
+	Runtime string
+	// Previous is the runtime chosen before, from status. It is kept while
+	// still valid (stickiness); the caller passes it only while the spec is
+	// unchanged since that choice.
+	Previous *Previous
+}
+
+// Previous is an earlier selection, as recorded in status.
+type Previous struct {
+	Name       string
+	Namespaced bool
+	Protocol   v1beta1.Protocol
+}
+
+// Selection is the chosen runtime and protocol.
+type Selection struct {
+	Runtime  Runtime
+	Protocol v1beta1.Protocol
+	// Sticky is true when the previous choice was kept.
+	Sticky bool
+}
+
+// SelectionError is a failure to select, with a reason for
+// status.modelStatus.lastFailureInfo.
+type SelectionError struct {
+	Reason  v1beta1.FailureReason
+	Message string
+}
+
+func (e *SelectionError) Error() string { return string(e.Reason) + ": " + e.Message }
+
+// maxListedSkips bounds how many skipped runtimes a message names.
+const maxListedSkips = 5
+
+// Select chooses a runtime for req among runtimes (namespaced and cluster
+// runtimes together).
+func Select(req Request, runtimes []Runtime) (*Selection, error) {
+	if req.Runtime != "" {
+		return selectExplicit(req, runtimes)
+	}
+	if sel := keepPrevious(req, runtimes); sel != nil {
+		return sel, nil
+	}
+	return selectAuto(req, runtimes)
+}
+
+func describe(req Request) string {
+	s := "model format " + req.ModelFormat.Name
+	if req.ModelFormat.Version != nil {
+		s += " version " + *req.ModelFormat.Version
+	}
+	if req.Protocol != nil {
+		s += " with protocol " + string(*req.Protocol)
+	} else {
+		s += " (no protocolVersion)"
+	}
+	return s
+}
+
+func selectExplicit(req Request, runtimes []Runtime) (*Selection, error) {
+	var found *Runtime
+	// A namespaced runtime of the name wins over a cluster runtime of the name.
+	for i := range runtimes {
+		r := &runtimes[i]
+		if r.Name == req.Runtime && (found == nil || r.Namespaced && !found.Namespaced) {
+			found = r
+		}
+	}
+	if found == nil {
+		return nil, &SelectionError{v1beta1.RuntimeNotRecognized, fmt.Sprintf(
+			"no ServingRuntime or ClusterServingRuntime named %q exists for %s", req.Runtime, describe(req))}
+	}
+	fail := func(reason v1beta1.FailureReason, why string) error {
+		return &SelectionError{reason, fmt.Sprintf("%s %s; it cannot serve %s", found, why, describe(req))}
+	}
+	switch {
+	case found.Spec.IsDisabled():
+		return nil, fail(v1beta1.RuntimeDisabled, "is disabled")
+	case found.Spec.IsMultiModel():
+		return nil, fail(v1beta1.RuntimeMultiModel, "is a multi-model runtime, which Serval does not serve")
+	}
+	if entry, why := found.formatEntry(req.ModelFormat); entry == nil {
+		return nil, fail(v1beta1.RuntimeUnsupportedModelFormat, why)
+	}
+	protocol, ok := explicitProtocol(req, *found)
+	if !ok {
+		return nil, fail(v1beta1.RuntimeUnsupportedProtocol, "does not support protocol "+string(*req.Protocol))
+	}
+	return &Selection{Runtime: *found, Protocol: protocol}, nil
+}
+
+func explicitProtocol(req Request, r Runtime) (v1beta1.Protocol, bool) {
+	if req.Protocol != nil {
+		return *req.Protocol, r.supportsProtocol(*req.Protocol)
+	}
+	if r.supportsProtocol(v1beta1.ProtocolV1) {
+		return v1beta1.ProtocolV1, true
+	}
+	return r.bestProtocol(), true
+}
+
+// keepPrevious returns the previous selection when its runtime still exists
+// and can still be auto-selected for the request.
+func keepPrevious(req Request, runtimes []Runtime) *Selection {
+	prev := req.Previous
+	if prev == nil {
+		return nil
+	}
+	protocol := prev.Protocol
+	if req.Protocol != nil {
+		protocol = *req.Protocol
+	}
+	for _, r := range runtimes {
+		if r.Name != prev.Name || r.Namespaced != prev.Namespaced {
+			continue
+		}
+		if _, why := autoSelectable(r, req.ModelFormat); why == "" && r.supportsProtocol(protocol) {
+			return &Selection{Runtime: r, Protocol: protocol, Sticky: true}
+		}
+	}
+	return nil
+}
+
+// autoSelectable returns the format entry when the runtime may be auto-selected
+// for the format, else why not.
+func autoSelectable(r Runtime, f v1beta1.ModelFormat) (*entryRef, string) {
+	switch {
+	case r.Spec.IsDisabled():
+		return nil, "disabled"
+	case r.Spec.IsMultiModel():
+		return nil, "multi-model"
+	}
+	entry, why := r.formatEntry(f)
+	if entry == nil {
+		return nil, why
+	}
+	if entry.AutoSelect == nil || !*entry.AutoSelect {
+		return nil, "autoSelect is off for " + f.Name
+	}
+	return &entryRef{priority: priority(entry)}, ""
+}
+
+// entryRef is what ordering needs of a runtime's format entry.
+type entryRef struct{ priority int32 }
+
+// candidate is an auto-selectable runtime with its ordering keys.
+type candidate struct {
+	runtime  Runtime
+	priority int32
+	protocol v1beta1.Protocol
+}
+
+func selectAuto(req Request, runtimes []Runtime) (*Selection, error) {
+	var candidates, v1 []candidate
+	var skipped []string
+	for _, r := range runtimes {
+		ref, why := autoSelectable(r, req.ModelFormat)
+		if why == "" && req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
+			why = "does not support protocol " + string(*req.Protocol)
+		}
+		if why != "" {
+			skipped = append(skipped, r.String()+": "+why)
+			continue
+		}
+		c := candidate{runtime: r, priority: ref.priority, protocol: r.bestProtocol()}
+		if req.Protocol != nil {
+			c.protocol = *req.Protocol
+		}
+		candidates = append(candidates, c)
+		if req.Protocol == nil && r.supportsProtocol(v1beta1.ProtocolV1) {
+			c.protocol = v1beta1.ProtocolV1
+			v1 = append(v1, c)
+		}
+	}
+	// No protocol given: KServe's answer (v1) whenever a v1 runtime exists, so
+	// sklearn stays on the v1 sklearn server; otherwise the best of any protocol.
+	if len(v1) > 0 {
+		candidates = v1
+	}
+	if len(candidates) == 0 {
+		return nil, &SelectionError{v1beta1.NoSupportingRuntime, noRuntimeMessage(req, skipped)}
+	}
+	sortCandidates(candidates)
+	best := candidates[0]
+	return &Selection{Runtime: best.runtime, Protocol: best.protocol}, nil
+}
+
+// sortCandidates orders candidates totally: namespaced first; then higher
+// priority (a priority before none); then protocol rank; then newest; then name.
+func sortCandidates(cs []candidate) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.runtime.Namespaced != b.runtime.Namespaced {
+			return a.runtime.Namespaced
+		}
+		if a.priority != b.priority {
+			return a.priority > b.priority
+		}
+		if ra, rb := protocolRank[a.protocol], protocolRank[b.protocol]; ra != rb {
+			return ra < rb
+		}
+		if !a.runtime.Created.Equal(&b.runtime.Created) {
+			return b.runtime.Created.Before(&a.runtime.Created)
+		}
+		return a.runtime.Name < b.runtime.Name
+	})
+}
+
+func noRuntimeMessage(req Request, skipped []string) string {
+	msg := "no runtime supports " + describe(req)
+	if len(skipped) == 0 {
+		return msg + ": no ServingRuntime or ClusterServingRuntime exists"
+	}
+	sort.Strings(skipped)
+	msg += fmt.Sprintf("; considered %d: ", len(skipped))
+	if len(skipped) > maxListedSkips {
+		return msg + strings.Join(skipped[:maxListedSkips], "; ") + fmt.Sprintf("; and %d more", len(skipped)-maxListedSkips)
+	}
+	return msg + strings.Join(skipped, "; ")
+}

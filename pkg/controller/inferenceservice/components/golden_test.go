@@ -98,11 +98,13 @@ func goldenCases() map[string]Inputs {
 	s3.Predictor.ServiceAccountName = "models-sa"
 	s3.Predictor.Model.Storage = &v1beta1.StorageSpec{StorageKey: ptr.To("minio"), Parameters: &map[string]string{"bucket": "iris"}}
 	return map[string]Inputs{
-		"sklearn-gcs":     {ISVC: isvcWith("iris", modelSpec("sklearn", "gs://models/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
-		"s3-credentials":  {ISVC: isvcWith("iris-s3", s3), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ServiceAccountSecrets: map[string][]corev1.Secret{"models-sa": {s3Secret}}},
-		"pvc":             {ISVC: isvcWith("iris-pvc", modelSpec("sklearn", "pvc://models-pvc/sklearn/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
-		"huggingface":     {ISVC: isvcWith("bert", modelSpec("huggingface", "hf://google-bert/bert-base-uncased"), func(i *v1beta1.InferenceService) { i.Annotations = map[string]string{"modelId": "bert-base-uncased"}
-			i.Labels["model-revision"] = "main" }), Config: cfg, Runtime: selection(huggingfaceRuntime(), v1beta1.ProtocolV2)},
+		"sklearn-gcs":    {ISVC: isvcWith("iris", modelSpec("sklearn", "gs://models/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"s3-credentials": {ISVC: isvcWith("iris-s3", s3), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ServiceAccountSecrets: map[string][]corev1.Secret{"models-sa": {s3Secret}}},
+		"pvc":            {ISVC: isvcWith("iris-pvc", modelSpec("sklearn", "pvc://models-pvc/sklearn/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"huggingface": {ISVC: isvcWith("bert", modelSpec("huggingface", "hf://google-bert/bert-base-uncased"), func(i *v1beta1.InferenceService) {
+			i.Annotations = map[string]string{"modelId": "bert-base-uncased"}
+			i.Labels["model-revision"] = "main"
+		}), Config: cfg, Runtime: selection(huggingfaceRuntime(), v1beta1.ProtocolV2)},
 		"custom":          {ISVC: isvcWith("custom", custom), Config: cfg},
 		"transformer":     {ISVC: isvcWith("with-transformer", transformer), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 		"runtime-version": {ISVC: isvcWith("pinned", runtimeVersion), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},

@@ -42,8 +42,9 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs under config/crd.
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs under config/crd and the manager's RBAC under config/rbac.
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths=./pkg/controller/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, then fail if generated files drifted from what is committed.

@@ -6,12 +6,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	istionetworking "istio.io/client-go/pkg/apis/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/testenv"
 )
@@ -63,6 +66,24 @@ func TestUpstreamObjectRoundTrip(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(ksvc), got))
 	image, _, _ := unstructured.NestedSlice(got.Object, "spec", "template", "spec", "containers")
 	assert.Len(t, image, 1)
+}
+
+// TestTypedUpstreamClients creates an HTTPRoute and a VirtualService through
+// the upstream Go types, the way Serval's ingress builders will.
+func TestTypedUpstreamClients(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	require.NoError(t, gatewayv1.Install(scheme))
+	require.NoError(t, istionetworking.AddToScheme(scheme))
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "default"}}
+	require.NoError(t, c.Create(ctx, route))
+	vs := &istionetworking.VirtualService{ObjectMeta: metav1.ObjectMeta{Name: "vs", Namespace: "default"}}
+	vs.Spec.Hosts = []string{"example.com"}
+	require.NoError(t, c.Create(ctx, vs))
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(vs), vs))
+	assert.Equal(t, []string{"example.com"}, vs.Spec.Hosts)
 }
 
 // TestUpstreamCRDCount checks that every upstream project contributed CRDs.

@@ -1,0 +1,52 @@
+// Command manager runs the Serval operator.
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/serval-dev/serval/pkg/operator"
+)
+
+func main() {
+	var o operator.Options
+	var watchNamespaces string
+	flag.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
+	flag.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
+	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server.")
+	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+	if watchNamespaces != "" {
+		o.WatchNamespaces = strings.Split(watchNamespaces, ",")
+	}
+
+	ctx := ctrl.SetupSignalHandler()
+	mgr, err := operator.New(ctx, ctrl.GetConfigOrDie(), o)
+	if err != nil {
+		log.Error(err, "Unable to set up the manager")
+		os.Exit(1)
+	}
+	log.Info("Starting the manager", "namespace", o.Namespace, "watchNamespaces", o.WatchNamespaces)
+	if err := mgr.Start(ctx); err != nil {
+		log.Error(err, "The manager stopped with an error")
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,162 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Applier applies desired children. It is safe for concurrent use; one
+// Applier serves all reconciles, so its skip cache is shared.
+type Applier struct {
+	client client.Client
+	// uncached confirms that an object the cache does not show is really
+	// absent: the cache holds only Serval-labelled children, and a foreign
+	// object of the same name must not be taken over.
+	uncached client.Reader
+	cache    sync.Map // cacheKey -> applied
+	counts   Counter
+}
+
+// Counter counts writes and skips; metrics implement it.
+type Counter interface {
+	Write(kind string)
+	Skip(kind string)
+}
+
+type noCounter struct{}
+
+func (noCounter) Write(string) {}
+func (noCounter) Skip(string)  {}
+
+// New returns an Applier writing through c and confirming absent objects
+// with uncached (c itself when nil); counts may be nil.
+func New(c client.Client, uncached client.Reader, counts Counter) *Applier {
+	if counts == nil {
+		counts = noCounter{}
+	}
+	if uncached == nil {
+		uncached = c
+	}
+	return &Applier{client: c, uncached: uncached, counts: counts}
+}
+
+type cacheKey struct {
+	kind string
+	key  types.NamespacedName
+}
+
+// applied is what was last applied to an object: the desired hash and the
+// live version (see versionOf) the apply returned.
+type applied struct {
+	hash, version string
+}
+
+// ConflictError is an existing object of a desired name that another owner
+// controls. Serval never takes such an object over.
+type ConflictError struct {
+	Object Object
+	Owner  string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s exists and is not controlled by this InferenceService (controller: %s); delete or rename it", e.Object, e.Owner)
+}
+
+// Apply applies each object unless its desired state is already live. owner
+// is the controlling InferenceService's UID. It returns a *ConflictError for
+// an object someone else controls, after applying the others.
+func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) error {
+	var errs []error
+	for _, obj := range objects {
+		if err := a.applyOne(ctx, owner, obj); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) error {
+	live, err := newLive(a.client.Scheme(), obj.GVK)
+	if err != nil {
+		return err
+	}
+	err = a.client.Get(ctx, obj.Key, live)
+	if apierrors.IsNotFound(err) {
+		err = a.uncached.Get(ctx, obj.Key, live)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return fmt.Errorf("get %s: %w", obj, err)
+	}
+	if live != nil {
+		if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner {
+			return &ConflictError{Object: obj, Owner: controllerName(ref)}
+		}
+	}
+	hash, err := obj.hash()
+	if err != nil {
+		return err
+	}
+	ck := cacheKey{kind: obj.GVK.Kind, key: obj.Key}
+	if live != nil {
+		if last, ok := a.cache.Load(ck); ok && last.(applied) == (applied{hash, versionOf(live)}) {
+			a.counts.Skip(obj.GVK.Kind)
+			return nil
+		}
+		if obj.OmitsReplicas {
+			if err := a.handOverReplicas(ctx, live, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return a.write(ctx, obj, ck, hash)
+}
+
+// write server-side applies obj and remembers what it applied.
+func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash string) error {
+	result, err := a.applyAndRead(ctx, obj)
+	if err != nil {
+		a.cache.Delete(ck)
+		return fmt.Errorf("apply %s: %w", obj, err)
+	}
+	a.counts.Write(obj.GVK.Kind)
+	a.cache.Store(ck, applied{hash, result})
+	return nil
+}
+
+func (a *Applier) applyAndRead(ctx context.Context, obj Object) (version string, err error) {
+	if err := a.client.Apply(ctx, obj.Spec, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return "", err
+	}
+	return appliedVersionOf(obj.Spec)
+}
+
+func controllerName(ref *metav1.OwnerReference) string {
+	if ref == nil {
+		return "none"
+	}
+	return ref.Kind + " " + ref.Name
+}
+
+// ForgetOwner drops the skip-cache entries of an InferenceService's children
+// ({name} and {name}-*), once it is gone, so the cache does not grow with
+// deleted objects.
+func (a *Applier) ForgetOwner(namespace, name string) {
+	a.cache.Range(func(k, _ any) bool {
+		ck := k.(cacheKey)
+		if ck.key.Namespace == namespace && (ck.key.Name == name || strings.HasPrefix(ck.key.Name, name+"-")) {
+			a.cache.Delete(k)
+		}
+		return true
+	})
+}

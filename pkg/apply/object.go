@@ -1,0 +1,52 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldOwner is the field manager of every write Serval makes to children.
+const FieldOwner = "serval-manager"
+
+// Object is one desired child: an apply configuration and its identity.
+type Object struct {
+	GVK  schema.GroupVersionKind
+	Key  types.NamespacedName
+	Spec runtime.ApplyConfiguration
+	// OmitsReplicas marks a Deployment whose replicas an autoscaler owns; the
+	// apply step hands the field over before Serval stops sending it.
+	OmitsReplicas bool
+}
+
+// String names the object for messages: Kind namespace/name.
+func (o Object) String() string { return o.GVK.Kind + " " + o.Key.String() }
+
+// hash is a digest of the desired state, compared with the last applied one.
+func (o Object) hash() (string, error) {
+	data, err := json.Marshal(o.Spec)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", o, err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// newLive returns an empty object of the kind, to read the live object into.
+func newLive(scheme *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, error) {
+	obj, err := scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("kind %s is not registered: %w", gvk, err)
+	}
+	co, ok := obj.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("kind %s is not an object", gvk)
+	}
+	return co, nil
+}

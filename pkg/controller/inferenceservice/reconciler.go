@@ -1,0 +1,90 @@
+package inferenceservice
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+)
+
+// Reconciler reconciles InferenceServices in Standard mode.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads uncached: only the storage Secrets of ServiceAccounts,
+	// which the cache must not hold cluster-wide.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Config    *config.Store
+	Applier   *apply.Applier
+	Metrics   *Metrics
+}
+
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods;serviceaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one InferenceService's children and status in line with
+// its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	isvc := &v1beta1.InferenceService{}
+	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.Namespace, req.Name)
+			r.Applier.ForgetOwner(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if isvc.DeletionTimestamp != nil {
+		// Children carry owner references; garbage collection deletes them.
+		return ctrl.Result{}, nil
+	}
+	s := newScope(isvc)
+	err := r.reconcileChildren(ctx, s)
+	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
+		return ctrl.Result{}, statusErr
+	}
+	// A user mistake is in the status and waits for a watch event (spec,
+	// runtime or config change): no error, no requeue. Only transient errors
+	// are returned, and retried with backoff.
+	return ctrl.Result{}, err
+}
+
+// reconcileChildren runs the phases up to and including apply.
+func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
+	phases := []struct {
+		name string
+		run  func(context.Context, *scope) error
+	}{
+		{"load config", r.loadConfig},
+		{"select runtime", r.selectRuntime},
+		{"resolve components", r.resolveComponents},
+		{"render objects", r.renderObjects},
+		{"apply", r.applyObjects},
+		{"observe children", r.observe},
+	}
+	for _, p := range phases {
+		if err := p.run(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		if s.stop {
+			return nil
+		}
+	}
+	s.reconciled = true
+	return nil
+}

@@ -1,0 +1,59 @@
+package inferenceservice
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/serval-dev/serval/pkg/apply"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/standard"
+)
+
+// standardKinds are pruned in Standard mode.
+var standardKinds = standard.Builder{}.Kinds()
+
+// workloadFor returns the builder of a mode, chosen once per reconcile.
+func workloadFor(mode v1beta1.DeploymentMode) workload.Builder {
+	return standard.Builder{}
+}
+
+// renderObjects renders every component's workload objects.
+func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
+	builder := workloadFor(s.mode)
+	for _, c := range s.comps {
+		objs, err := builder.Objects(c)
+		if err != nil {
+			return fmt.Errorf("render %s: %w", c.Name, err)
+		}
+		if c.Type == v1beta1.PredictorComponent && pinned(s) {
+			// disable-auto-update: leave the running predictor as it is until
+			// the InferenceService itself changes.
+			objs = withoutKind(objs, standard.DeploymentKind)
+		}
+		s.objects = append(s.objects, objs...)
+	}
+	return nil
+}
+
+// pinned reports whether a runtime or config change must not roll the
+// predictor: the annotation is set, the spec is unchanged since the last full
+// reconcile, and the predictor has been deployed before.
+func pinned(s *scope) bool {
+	return s.isvc.Annotations[v1beta1.DisableAutoUpdateAnnotation] == "true" &&
+		s.isvc.Status.ObservedGeneration == s.isvc.Generation &&
+		s.isvc.Status.DeploymentMode != ""
+}
+
+func withoutKind(objs []apply.Object, gvk schema.GroupVersionKind) []apply.Object {
+	out := objs[:0:0]
+	for _, o := range objs {
+		if o.GVK != gvk {
+			out = append(out, o)
+		}
+	}
+	return out
+}

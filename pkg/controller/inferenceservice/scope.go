@@ -1,0 +1,54 @@
+package inferenceservice
+
+import (
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/runtime"
+)
+
+// scope carries one reconcile's state from phase to phase.
+type scope struct {
+	// isvc is the object as read; orig is kept to compare the status with.
+	isvc *v1beta1.InferenceService
+	orig *v1beta1.InferenceService
+	// defaulted is a defaulted copy, for reading the spec.
+	defaulted *v1beta1.InferenceService
+
+	cfg       *config.Config
+	cfgErrors []config.KeyError
+	mode      v1beta1.DeploymentMode
+	selection *runtime.Selection
+	comps     []*components.Component
+	objects   []apply.Object
+	observed  map[v1beta1.ComponentType]*observation
+
+	// failure is a user-facing problem that stopped the reconcile (bad spec,
+	// no runtime, adoption conflict); status reports it.
+	failure *failure
+	// stop ends the phases early, after a failure.
+	stop bool
+	// reconciled is true when every phase ran: observedGeneration may advance.
+	reconciled bool
+}
+
+// failure is a problem for the user, reported in conditions and modelStatus.
+type failure struct {
+	reason  string
+	message string
+	// component is the component the failure belongs to, if any.
+	component v1beta1.ComponentType
+}
+
+func newScope(isvc *v1beta1.InferenceService) *scope {
+	d := isvc.DeepCopy()
+	v1beta1.Default(d)
+	return &scope{isvc: isvc, orig: isvc.DeepCopy(), defaulted: d}
+}
+
+// fail records a user-facing failure and stops the phases.
+func (s *scope) fail(component v1beta1.ComponentType, reason, message string) {
+	s.failure = &failure{reason: reason, message: message, component: component}
+	s.stop = true
+}

@@ -1,0 +1,112 @@
+package inferenceservice
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// SetupWithManager registers the reconciler, its field index and its watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.InferenceService{}, runtimeIndex, runtimeIndexValues); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("inferenceservice").
+		// Spec, annotation and label changes matter (visibility is a label);
+		// status writes, ours included, do not.
+		For(&v1beta1.InferenceService{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
+		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
+		// Pod states (a crash-looping storage initializer) explain readiness.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod)).
+		Complete(r)
+}
+
+// forRuntime maps a runtime to the InferenceServices that use it, name it,
+// or, unresolved, have a model format it serves.
+func (r *Reconciler) forRuntime(ctx context.Context, obj client.Object) []reconcile.Request {
+	var spec *v1alpha1.ServingRuntimeSpec
+	var keys []string
+	switch rt := obj.(type) {
+	case *v1alpha1.ServingRuntime:
+		spec = &rt.Spec
+		keys = append(keys, usesKey("ServingRuntime", rt.Namespace+"/"+rt.Name))
+	case *v1alpha1.ClusterServingRuntime:
+		spec = &rt.Spec
+		keys = append(keys, usesKey("ClusterServingRuntime", rt.Name))
+	default:
+		return nil
+	}
+	keys = append(keys, namedKey(obj.GetName()))
+	for _, f := range spec.SupportedModelFormats {
+		keys = append(keys, formatKey(f.Name))
+	}
+	seen := map[types.NamespacedName]bool{}
+	var reqs []reconcile.Request
+	for _, key := range keys {
+		opts := []client.ListOption{client.MatchingFields{runtimeIndex: key}}
+		if obj.GetNamespace() != "" {
+			// A namespaced runtime only serves its own namespace.
+			opts = append(opts, client.InNamespace(obj.GetNamespace()))
+		}
+		list := &v1beta1.InferenceServiceList{}
+		if err := r.Client.List(ctx, list, opts...); err != nil {
+			log.FromContext(ctx).Error(err, "List InferenceServices for a runtime", "runtime", obj.GetName())
+			continue
+		}
+		for _, isvc := range list.Items {
+			n := types.NamespacedName{Namespace: isvc.Namespace, Name: isvc.Name}
+			if !seen[n] {
+				seen[n] = true
+				reqs = append(reqs, reconcile.Request{NamespacedName: n})
+			}
+		}
+	}
+	return reqs
+}
+
+// forConfig re-enqueues every InferenceService when serval-config changes:
+// every key can change what any of them renders.
+func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconcile.Request {
+	if client.ObjectKeyFromObject(obj) != r.Config.Key() {
+		return nil
+	}
+	list := &v1beta1.InferenceServiceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "List InferenceServices for a config change")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, isvc := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: isvc.Namespace, Name: isvc.Name}})
+	}
+	return reqs
+}
+
+// forPod maps a component's pod to its InferenceService by label.
+func forPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[v1beta1.InferenceServiceLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}

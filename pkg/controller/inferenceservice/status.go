@@ -1,0 +1,209 @@
+package inferenceservice
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+)
+
+// componentConditions maps each component to its readiness condition.
+var componentConditions = map[v1beta1.ComponentType]string{
+	v1beta1.PredictorComponent:   v1beta1.ConditionPredictorReady,
+	v1beta1.TransformerComponent: v1beta1.ConditionTransformerReady,
+	v1beta1.ExplainerComponent:   v1beta1.ConditionExplainerReady,
+}
+
+// computeStatus returns the status the scope's observations call for. It
+// starts from the current status so that fields a failed phase could not
+// compute (the chosen runtime, say) keep their last known value.
+func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
+	st := *s.isvc.Status.DeepCopy()
+	gen := s.isvc.Generation
+	if s.failure != nil {
+		setFailureConditions(&st, s.failure, gen)
+	} else {
+		for _, c := range s.comps {
+			setComponentReadyCondition(&st, c.Type, s.observed[c.Type], gen)
+		}
+		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, gen)
+		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
+		setAddresses(&st, s.comps)
+		if st.DeploymentMode == "" {
+			st.DeploymentMode = s.mode
+		}
+	}
+	removeAbsentComponents(&st, s.defaulted)
+	setReadyCondition(&st, s.defaulted, s.failure, gen)
+	setRuntime(&st, s)
+	if s.reconciled {
+		st.ObservedGeneration = gen
+	}
+	return st
+}
+
+func condition(t string, ok bool, reason, msg string, gen int64) metav1.Condition {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen}
+}
+
+// setFailureConditions reports a failure that stopped the reconcile on the
+// component it concerns and in modelStatus.
+func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen int64) {
+	if t, ok := componentConditions[f.component]; ok {
+		meta.SetStatusCondition(&st.Conditions, condition(t, false, f.reason, f.message, gen))
+	}
+	if f.component == v1beta1.PredictorComponent || f.component == "" {
+		st.ModelStatus.TransitionStatus = v1beta1.TransitionInvalidSpec
+		st.ModelStatus.LastFailureInfo = &v1beta1.FailureInfo{Reason: v1beta1.FailureReason(f.reason), Message: f.message}
+	}
+}
+
+// setComponentReadyCondition: a component is ready when its Deployment is Available.
+func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs *observation, gen int64) {
+	ok, msg := available(obs.deployment)
+	reason := v1beta1.ReasonAvailable
+	if !ok {
+		reason = v1beta1.ReasonNotAvailable
+		if p := firstPodProblem(obs.pods); p != nil {
+			msg = p.String()
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], ok, reason, msg, gen))
+}
+
+// setLatestDeploymentReadyCondition says whether the latest spec of every
+// component is rolled out; while old pods keep serving, a failing new pod is
+// reported here with its container's reason.
+func setLatestDeploymentReadyCondition(st *v1beta1.InferenceServiceStatus, comps []*components.Component, observed map[v1beta1.ComponentType]*observation, gen int64) {
+	for _, c := range comps {
+		obs := observed[c.Type]
+		done, deadline := rolledOut(obs.deployment)
+		if done {
+			continue
+		}
+		reason, msg := v1beta1.ReasonProgressing, fmt.Sprintf("%s: the latest spec is rolling out", c.Name)
+		if p := firstPodProblem(obs.pods); p != nil {
+			reason, msg = v1beta1.ReasonRolloutFailed, fmt.Sprintf("%s: %s", c.Name, p)
+		} else if deadline {
+			reason, msg = v1beta1.ReasonRolloutFailed, fmt.Sprintf("%s: the rollout exceeded its progress deadline", c.Name)
+		}
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, false, reason, msg, gen))
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, true, v1beta1.ReasonRolledOut, "", gen))
+}
+
+// setModelStatus derives the model's state from the predictor's pods.
+func setModelStatus(st *v1beta1.InferenceServiceStatus, obs *observation) {
+	ms := &st.ModelStatus
+	ms.States = &v1beta1.ModelRevisionStates{TargetModelState: v1beta1.ModelLoaded}
+	ok, _ := available(obs.deployment)
+	done, _ := rolledOut(obs.deployment)
+	problem := firstPodProblem(obs.pods)
+	switch {
+	case problem != nil:
+		ms.States.ActiveModelState = v1beta1.ModelFailedToLoad
+		if ok {
+			ms.States.ActiveModelState = v1beta1.ModelLoaded
+		}
+		ms.TransitionStatus = v1beta1.TransitionBlockedByFailedLoad
+		ms.LastFailureInfo = &v1beta1.FailureInfo{Location: problem.pod, Reason: v1beta1.ModelLoadFailed,
+			Message: problem.String(), ExitCode: problem.exitCode}
+		return
+	case ok:
+		ms.States.ActiveModelState = v1beta1.ModelLoaded
+	case podsLoading(obs.pods):
+		ms.States.ActiveModelState = v1beta1.ModelLoading
+	default:
+		ms.States.ActiveModelState = v1beta1.ModelPending
+	}
+	ms.TransitionStatus = v1beta1.TransitionInProgress
+	if ok && done {
+		ms.TransitionStatus = v1beta1.TransitionUpToDate
+	}
+	ms.LastFailureInfo = nil
+}
+
+// setAddresses sets the cluster-local URLs: the top level goes to the
+// transformer when there is one, else the predictor.
+func setAddresses(st *v1beta1.InferenceServiceStatus, comps []*components.Component) {
+	st.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{}
+	top := ""
+	for _, c := range comps {
+		url := clusterLocalURL(c)
+		st.Components[c.Type] = v1beta1.ComponentStatus{URL: url, Address: &v1beta1.Addressable{URL: url}}
+		if c.Type == v1beta1.PredictorComponent && top == "" || c.Type == v1beta1.TransformerComponent {
+			top = url
+		}
+	}
+	st.URL = top
+	st.Address = &v1beta1.Addressable{URL: top}
+}
+
+func clusterLocalURL(c *components.Component) string {
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local", c.Name, c.Namespace())
+}
+
+// removeAbsentComponents drops the conditions and status of components the
+// spec no longer has (a removed transformer).
+func removeAbsentComponents(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.InferenceService) {
+	for t, cond := range componentConditions {
+		if isvc.Spec.Extension(t) == nil {
+			meta.RemoveStatusCondition(&st.Conditions, cond)
+			delete(st.Components, t)
+		}
+	}
+}
+
+// setReadyCondition: Ready when no failure stopped the reconcile and every
+// component's readiness condition is True. LatestDeploymentReady is not part
+// of it: old pods may serve while a new spec rolls out.
+func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.InferenceService, f *failure, gen int64) {
+	if f != nil {
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, f.reason, f.message, gen))
+		return
+	}
+	var notReady []string
+	for _, t := range isvc.Spec.Components() {
+		c := meta.FindStatusCondition(st.Conditions, componentConditions[t])
+		if c == nil || c.Status != metav1.ConditionTrue {
+			detail := componentConditions[t]
+			if c != nil && c.Message != "" {
+				detail += " (" + c.Reason + ": " + c.Message + ")"
+			}
+			notReady = append(notReady, detail)
+		}
+	}
+	if len(notReady) == 0 {
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, true, v1beta1.ReasonAllComponentsReady, "", gen))
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, v1beta1.ReasonComponentsNotReady,
+		"not ready: "+strings.Join(notReady, "; "), gen))
+}
+
+// setRuntime records the chosen runtime and protocol.
+func setRuntime(st *v1beta1.InferenceServiceStatus, s *scope) {
+	if s.selection == nil {
+		if s.failure == nil && s.defaulted.Spec.Predictor.Model == nil {
+			st.ServingRuntimeName, st.ClusterServingRuntimeName, st.ProtocolVersion = "", "", ""
+		}
+		return
+	}
+	rt := s.selection.Runtime
+	st.ServingRuntimeName, st.ClusterServingRuntimeName = "", ""
+	if rt.Namespaced {
+		st.ServingRuntimeName = rt.Name
+	} else {
+		st.ClusterServingRuntimeName = rt.Name
+	}
+	st.ProtocolVersion = s.selection.Protocol
+}

@@ -1,0 +1,142 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+)
+
+// Options configures the manager.
+type Options struct {
+	// Namespace is the manager's own namespace, home of serval-config.
+	Namespace string
+	// WatchNamespaces limits InferenceServices and children to these
+	// namespaces; empty means all.
+	WatchNamespaces []string
+	// MetricsAddr and HealthProbeAddr are bind addresses; "0" disables.
+	MetricsAddr, HealthProbeAddr string
+	// LeaderElection enables leader election in Namespace.
+	LeaderElection bool
+	// WebhookPort and CertDir configure the webhook server.
+	WebhookPort int
+	CertDir     string
+}
+
+// Scheme returns the scheme with the core types and Serval's API.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err) // only on a programming error in the scheme builders
+		}
+	}
+	return s
+}
+
+// childSelector selects the objects Serval labelled as an InferenceService's.
+func childSelector() labels.Selector {
+	req, err := labels.NewRequirement(v1beta1.InferenceServiceLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid requirement
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+// cacheOptions keeps the cache lean: Pods and children only with Serval's
+// label, ConfigMaps only in the manager's namespace, Secrets never (read
+// uncached, by name, only when credentials need them).
+func cacheOptions(o Options) cache.Options {
+	children := cache.ByObject{Label: childSelector()}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:                            children,
+		&appsv1.Deployment{}:                     children,
+		&corev1.Service{}:                        children,
+		&autoscalingv2.HorizontalPodAutoscaler{}: children,
+		&corev1.ConfigMap{}:                      {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+	}}
+	if len(o.WatchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.WatchNamespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// New returns a manager with the InferenceService reconciler registered.
+func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, error) {
+	if o.Namespace == "" {
+		return nil, fmt.Errorf("the manager's namespace is required")
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Cache:                   cacheOptions(o),
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.HealthProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        "serval-manager.serving.serval.dev",
+		LeaderElectionNamespace: o.Namespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := setup(ctx, mgr, o); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+var (
+	metricsOnce sync.Once
+	metrics     *inferenceservice.Metrics
+)
+
+// sharedMetrics registers Serval's metrics once per process: tests and
+// `serval dev` may start more than one manager.
+func sharedMetrics() *inferenceservice.Metrics {
+	metricsOnce.Do(func() { metrics = inferenceservice.NewMetrics(crmetrics.Registry) })
+	return metrics
+}
+
+func setup(ctx context.Context, mgr manager.Manager, o Options) error {
+	metrics := sharedMetrics()
+	recorder := mgr.GetEventRecorder("serval-manager")
+	r := &inferenceservice.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  recorder,
+		Config:    config.NewStore(mgr.GetClient(), o.Namespace, recorder),
+		Applier:   apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
+		Metrics:   metrics,
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up the InferenceService controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil })
+}

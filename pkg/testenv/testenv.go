@@ -36,7 +36,14 @@ type Environment struct {
 	Config *rest.Config
 	// Client is a client on Config with the Options' scheme.
 	Client client.Client
+
+	cleanups []func()
 }
+
+// AddCleanup registers f to run at Stop, before the API server stops, in
+// reverse order of registration: a manager watching the API server must end
+// first, or the API server waits for its watches to drain.
+func (e *Environment) AddCleanup(f func()) { e.cleanups = append(e.cleanups, f) }
 
 // Start starts etcd and kube-apiserver from BinDir and installs the CRDs.
 // The caller must call Stop.
@@ -96,6 +103,10 @@ func Start(opts Options) (*Environment, error) {
 
 // Stop stops the API server and etcd and removes their temporary directories.
 func (e *Environment) Stop() error {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+	e.cleanups = nil
 	return e.Environment.Stop()
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
@@ -21,7 +22,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 		return nil
 	}
 	s.isvc.Status = st
-	if err := r.Client.Status().Patch(ctx, s.isvc, client.MergeFrom(s.orig)); err != nil {
+	patch := client.MergeFrom(s.orig)
+	if data, err := patch.Data(s.isvc); err == nil {
+		log.FromContext(ctx).V(1).Info("Patching status", "patch", string(data))
+	}
+	if err := r.Client.Status().Patch(ctx, s.isvc, patch); err != nil {
 		return fmt.Errorf("patch status of %s: %w", s.isvc.Name, err)
 	}
 	r.recordTransitions(s.isvc, &s.orig.Status, &st)

@@ -1,0 +1,155 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+var v1alpha1ServingRuntime = v1alpha1.ServingRuntime{}
+
+// TestAutoscalerHandoverKeepsReplicas: switching autoscalerClass from none to
+// hpa must not drop the running replicas to 1.
+func TestAutoscalerHandoverKeepsReplicas(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "handover-sklearn", "sklearn-handover")
+	createISVC(t, ns, "handover", "sklearn-handover",
+		withAnnotation(v1beta1.AutoscalerClassAnnotation, "none"),
+		withPredictor(func(p *v1beta1.PredictorSpec) { p.MinReplicas = ptr.To[int32](3); p.MaxReplicas = 5 }))
+	eventually(t, "3 replicas", func() bool {
+		dep, err := getDeployment(ns, "handover-predictor")
+		return err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 3
+	})
+	assert.False(t, exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "handover-predictor"))
+
+	updateISVC(t, ns, "handover", func(i *v1beta1.InferenceService) { i.Annotations[v1beta1.AutoscalerClassAnnotation] = "hpa" })
+	eventually(t, "the HPA", func() bool { return exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "handover-predictor") })
+	consistently(t, "the replicas kept at 3", time.Second, func() bool {
+		dep, err := getDeployment(ns, "handover-predictor")
+		return err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 3
+	})
+	dep, _ := getDeployment(ns, "handover-predictor")
+	for _, mf := range dep.ManagedFields {
+		if mf.Manager == "serval-manager" {
+			assert.NotContains(t, string(mf.FieldsV1.Raw), `"f:replicas"`, "serval-manager released replicas")
+		}
+	}
+}
+
+// TestForeignDeploymentIsNotAdopted: a same-named Deployment someone else
+// owns is left alone and the InferenceService names it.
+func TestForeignDeploymentIsNotAdopted(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "adopt-sklearn", "sklearn-adopt")
+	labels := map[string]string{"app": "theirs"}
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "adopt-predictor", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "theirs", Image: "example.com/theirs:1"}}},
+		}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), foreign))
+	createISVC(t, ns, "adopt", "sklearn-adopt")
+	eventually(t, "the conflict condition", func() bool {
+		c := cond(getISVC(t, ns, "adopt"), v1beta1.ConditionReady)
+		return c != nil && c.Reason == v1beta1.ReasonConflict
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "adopt"), v1beta1.ConditionPredictorReady).Message,
+		"Deployment "+ns+"/adopt-predictor exists and is not controlled by this InferenceService")
+	dep, _ := getDeployment(ns, "adopt-predictor")
+	assert.Equal(t, "theirs", dep.Spec.Template.Spec.Containers[0].Name)
+	assert.Nil(t, metav1.GetControllerOf(dep))
+}
+
+// TestRemovingTheTransformerPrunesIt.
+func TestRemovingTheTransformerPrunesIt(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "prune-sklearn", "sklearn-prune")
+	createISVC(t, ns, "prune", "sklearn-prune", withTransformer())
+	eventually(t, "the transformer", func() bool {
+		return exists(&appsv1.Deployment{}, ns, "prune-transformer") && exists(&corev1.Service{}, ns, "prune-transformer")
+	})
+	eventually(t, "the top-level URL on the transformer", func() bool {
+		return getISVC(t, ns, "prune").Status.URL == "http://prune-transformer."+ns+".svc.cluster.local"
+	})
+	updateISVC(t, ns, "prune", func(i *v1beta1.InferenceService) { i.Spec.Transformer = nil })
+	eventually(t, "the transformer's children pruned", func() bool {
+		return !exists(&appsv1.Deployment{}, ns, "prune-transformer") && !exists(&corev1.Service{}, ns, "prune-transformer") &&
+			!exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "prune-transformer")
+	})
+	assert.True(t, exists(&appsv1.Deployment{}, ns, "prune-predictor"))
+	eventually(t, "TransformerReady removed", func() bool { return cond(getISVC(t, ns, "prune"), v1beta1.ConditionTransformerReady) == nil })
+
+	updateISVC(t, ns, "prune", func(i *v1beta1.InferenceService) {
+		i.Annotations = map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}
+	})
+	eventually(t, "the HPA pruned after switching to none", func() bool {
+		return !exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "prune-predictor")
+	})
+}
+
+// TestIdleReconcileSendsZeroWrites: re-reconciling an unchanged, Ready
+// InferenceService writes nothing.
+func TestIdleReconcileSendsZeroWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "idle-sklearn", "sklearn-idle")
+	start := writes.total.Load()
+	createISVC(t, ns, "idle", "sklearn-idle", withTransformer())
+	eventually(t, "the Deployments", func() bool {
+		return exists(&appsv1.Deployment{}, ns, "idle-predictor") && exists(&appsv1.Deployment{}, ns, "idle-transformer")
+	})
+	makeAvailable(t, ns, "idle-predictor")
+	makeAvailable(t, ns, "idle-transformer")
+	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "idle"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
+	time.Sleep(500 * time.Millisecond)
+	createWrites := writes.since(start, ns)
+	t.Logf("writes from create to Ready: %d: %v", len(createWrites), createWrites)
+
+	// A ConfigMap event re-enqueues every InferenceService without changing
+	// anything they render.
+	skipsBefore := applySkips(t)
+	before := writes.total.Load()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
+		Data: map[string]string{"deploy.defaultDeploymentMode": "Standard"}}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	eventually(t, "the re-reconcile", func() bool { return applySkips(t) >= skipsBefore+5 })
+	time.Sleep(300 * time.Millisecond)
+	idle := writes.since(before, ns)
+	t.Logf("writes of the idle re-reconcile: %d", len(idle))
+	assert.Empty(t, idle, "an idle re-reconcile writes nothing")
+}
+
+// applySkips reads serval_apply_total{result="skip"} summed over kinds.
+func applySkips(t *testing.T) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "serval_apply_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "skip" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,180 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// TestCreateToReady: children are created with owner references and labels,
+// and Ready follows the Deployment's availability.
+func TestCreateToReady(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "ready-sklearn", "sklearn-ready")
+	isvc := createISVC(t, ns, "iris", "sklearn-ready")
+
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "iris-predictor") })
+	dep, _ := getDeployment(ns, "iris-predictor")
+	ref := metav1.GetControllerOf(dep)
+	require.NotNil(t, ref)
+	assert.Equal(t, isvc.UID, ref.UID)
+	assert.Equal(t, "iris", dep.Labels[v1beta1.InferenceServiceLabel])
+	assert.Equal(t, "predictor", dep.Spec.Template.Labels[v1beta1.ComponentLabel])
+	for _, mf := range dep.ManagedFields {
+		if mf.Manager == "serval-manager" {
+			assert.NotContains(t, string(mf.FieldsV1.Raw), `"f:replicas"`, "replicas are the HPA's, not sent")
+		}
+	}
+	assert.Equal(t, "storage-initializer", dep.Spec.Template.Spec.InitContainers[0].Name)
+	assert.True(t, exists(&corev1.Service{}, ns, "iris-predictor"))
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	require.True(t, exists(hpa, ns, "iris-predictor"))
+	assert.Equal(t, int32(1), *hpa.Spec.MinReplicas)
+	assert.Equal(t, int32(80), *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization)
+
+	eventually(t, "PredictorReady False before the Deployment is available", func() bool {
+		return hasCondition(getISVC(t, ns, "iris"), v1beta1.ConditionPredictorReady, metav1.ConditionFalse, v1beta1.ReasonNotAvailable)
+	})
+	makeAvailable(t, ns, "iris-predictor")
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, "iris"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
+	got := getISVC(t, ns, "iris")
+	assert.Equal(t, "http://iris-predictor."+ns+".svc.cluster.local", got.Status.URL)
+	assert.Equal(t, "ready-sklearn", got.Status.ClusterServingRuntimeName)
+	assert.Equal(t, v1beta1.ProtocolV1, got.Status.ProtocolVersion)
+	assert.Equal(t, v1beta1.Standard, got.Status.DeploymentMode)
+	assert.Equal(t, got.Generation, got.Status.ObservedGeneration)
+	assert.Equal(t, v1beta1.TransitionUpToDate, got.Status.ModelStatus.TransitionStatus)
+	assert.Equal(t, v1beta1.ModelLoaded, got.Status.ModelStatus.States.ActiveModelState)
+	assert.True(t, hasCondition(got, v1beta1.ConditionLatestDeploymentReady, metav1.ConditionTrue, v1beta1.ReasonRolledOut))
+
+	setDeploymentStatus(t, ns, "iris-predictor", false, true)
+	eventually(t, "Ready False when the Deployment loses availability", func() bool {
+		return hasCondition(getISVC(t, ns, "iris"), v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonComponentsNotReady)
+	})
+}
+
+// TestSpecChangeRollsDeployment: a changed model spec changes the pod template.
+func TestSpecChangeRollsDeployment(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "roll-sklearn", "sklearn-roll")
+	createISVC(t, ns, "roll", "sklearn-roll")
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "roll-predictor") })
+	updateISVC(t, ns, "roll", func(i *v1beta1.InferenceService) {
+		i.Spec.Predictor.Model.Env = []corev1.EnvVar{{Name: "WORKERS", Value: "4"}}
+	})
+	eventually(t, "the new env in the pod template", func() bool {
+		dep, err := getDeployment(ns, "roll-predictor")
+		return err == nil && len(dep.Spec.Template.Spec.Containers[0].Env) == 1
+	})
+}
+
+// TestRuntimeLifecycle: a new runtime does not move the model (stickiness);
+// updating the runtime rolls it; deleting it re-selects; with none left the
+// failure is a reason.
+func TestRuntimeLifecycle(t *testing.T) {
+	ns := newNamespace(t)
+	first := createClusterRuntime(t, "life-first", "sklearn-life", withImage("example.com/first:1"))
+	createISVC(t, ns, "life", "sklearn-life")
+	image := func() string {
+		dep, err := getDeployment(ns, "life-predictor")
+		if err != nil {
+			return ""
+		}
+		return dep.Spec.Template.Spec.Containers[0].Image
+	}
+	eventually(t, "the first runtime's image", func() bool { return image() == "example.com/first:1" })
+	eventually(t, "the runtime in status", func() bool { return getISVC(t, ns, "life").Status.ClusterServingRuntimeName == "life-first" })
+
+	createServingRuntime(t, ns, "life-better", "sklearn-life", withImage("example.com/better:1"), withPriority(9))
+	consistently(t, "the model staying on its runtime", time.Second, func() bool {
+		return image() == "example.com/first:1" && getISVC(t, ns, "life").Status.ClusterServingRuntimeName == "life-first"
+	})
+
+	first.Spec.Containers[0].Image = "example.com/first:2"
+	require.NoError(t, k8s.Update(context.Background(), first))
+	eventually(t, "the runtime update to roll the Deployment", func() bool { return image() == "example.com/first:2" })
+
+	require.NoError(t, k8s.Delete(context.Background(), first))
+	eventually(t, "re-selection after the runtime is deleted", func() bool {
+		return image() == "example.com/better:1" && getISVC(t, ns, "life").Status.ServingRuntimeName == "life-better"
+	})
+	assert.Empty(t, getISVC(t, ns, "life").Status.ClusterServingRuntimeName)
+
+	require.NoError(t, k8s.DeleteAllOf(context.Background(), &v1alpha1ServingRuntime, client.InNamespace(ns)))
+	eventually(t, "NoSupportingRuntime", func() bool {
+		i := getISVC(t, ns, "life")
+		return hasCondition(i, v1beta1.ConditionReady, metav1.ConditionFalse, string(v1beta1.NoSupportingRuntime)) &&
+			i.Status.ModelStatus.LastFailureInfo != nil && i.Status.ModelStatus.LastFailureInfo.Reason == v1beta1.NoSupportingRuntime
+	})
+}
+
+// TestUnresolvedModelResolvesWhenARuntimeAppears: a runtime created later
+// re-enqueues the InferenceServices waiting for its format.
+func TestUnresolvedModelResolvesWhenARuntimeAppears(t *testing.T) {
+	ns := newNamespace(t)
+	createISVC(t, ns, "waiting", "sklearn-late")
+	eventually(t, "NoSupportingRuntime", func() bool {
+		return hasCondition(getISVC(t, ns, "waiting"), v1beta1.ConditionReady, metav1.ConditionFalse, string(v1beta1.NoSupportingRuntime))
+	})
+	createClusterRuntime(t, "late-sklearn", "sklearn-late")
+	eventually(t, "the Deployment once the runtime exists", func() bool { return exists(&appsv1.Deployment{}, ns, "waiting-predictor") })
+}
+
+// TestConfigChangeRerenders: serval-config is watched; a bad value keeps the
+// last good config.
+func TestConfigChangeRerenders(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "cfg-sklearn", "sklearn-cfg")
+	createISVC(t, ns, "cfg", "sklearn-cfg")
+	initImage := func() string {
+		dep, err := getDeployment(ns, "cfg-predictor")
+		if err != nil || len(dep.Spec.Template.Spec.InitContainers) == 0 {
+			return ""
+		}
+		return dep.Spec.Template.Spec.InitContainers[0].Image
+	}
+	eventually(t, "the default initializer", func() bool { return initImage() == "kserve/storage-initializer:v0.15.2" })
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
+		Data: map[string]string{"storageInitializer.image": "example.com/init:2"}}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	eventually(t, "the configured initializer", func() bool { return initImage() == "example.com/init:2" })
+
+	cm.Data = map[string]string{"storageInitializer.image": "example.com/init:3", "resources.cpuLimit": "lots"}
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	consistently(t, "the last good config in force", time.Second, func() bool { return initImage() == "example.com/init:2" })
+}
+
+// TestForeignWritersCauseNoRevertAndNoLoop: labels others add stay, and the
+// operator does not fight over them.
+func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "foreign-sklearn", "sklearn-foreign")
+	createISVC(t, ns, "foreign", "sklearn-foreign")
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "foreign-predictor") })
+	makeAvailable(t, ns, "foreign-predictor")
+	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "foreign"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
+
+	dep, _ := getDeployment(ns, "foreign-predictor")
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"platform"},"annotations":{"cost-center":"42"}},"spec":{"replicas":4}}`))
+	require.NoError(t, k8s.Patch(context.Background(), dep, patch, client.FieldOwner("someone-else")))
+	time.Sleep(300 * time.Millisecond) // let the reconcile the change triggers settle
+	before := writes.total.Load()
+	consistently(t, "foreign labels and replicas kept", 2*time.Second, func() bool {
+		d, err := getDeployment(ns, "foreign-predictor")
+		return err == nil && d.Labels["team"] == "platform" && d.Annotations["cost-center"] == "42" && *d.Spec.Replicas == 4
+	})
+	assert.Empty(t, writes.since(before, ns), "no writes while nothing changes")
+}

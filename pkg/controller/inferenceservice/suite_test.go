@@ -1,0 +1,136 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/serval-dev/serval/pkg/operator"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+const managerNamespace = "serval-system"
+
+var (
+	env *testenv.Environment
+	k8s client.Client
+	// writes counts the manager's write requests (anything but GET, LIST,
+	// WATCH and Events).
+	writes writeCounter
+)
+
+type writeCounter struct {
+	mu    sync.Mutex
+	total atomic.Int64
+	paths []string
+}
+
+func (w *writeCounter) RoundTrip(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet && !strings.Contains(req.URL.Path, "/events") {
+			w.total.Add(1)
+			w.mu.Lock()
+			w.paths = append(w.paths, req.Method+" "+req.URL.Path)
+			w.mu.Unlock()
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// since returns the writes after the n-th into namespace ns.
+func (w *writeCounter) since(n int64, ns string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, p := range w.paths[n:] {
+		if strings.Contains(p, "/namespaces/"+ns+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
+		func(e *testenv.Environment) {
+			env, k8s = e, e.Client
+			if err := startManager(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		})
+}
+
+func startManager() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	env.AddCleanup(func() { cancel(); <-done })
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WrapTransport = writes.RoundTrip
+	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0"})
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+			os.Exit(1)
+		}
+	}()
+	return nil
+}
+
+// zapLevel keeps the manager quiet unless SERVAL_TEST_LOG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("SERVAL_TEST_LOG") != "" {
+		return zapcore.Level(-2)
+	}
+	return zapcore.ErrorLevel
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// consistently checks that cond holds for the whole duration.
+func consistently(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

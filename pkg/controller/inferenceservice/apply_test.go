@@ -113,7 +113,9 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	})
 	makeAvailable(t, ns, "idle-predictor")
 	makeAvailable(t, ns, "idle-transformer")
-	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "idle"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, "idle"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
 	time.Sleep(500 * time.Millisecond)
 	createWrites := writes.since(start, ns)
 	t.Logf("writes from create to Ready: %d: %v", len(createWrites), createWrites)

@@ -165,7 +165,9 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 	createISVC(t, ns, "foreign", "sklearn-foreign")
 	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "foreign-predictor") })
 	makeAvailable(t, ns, "foreign-predictor")
-	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "foreign"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, "foreign"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
 
 	dep, _ := getDeployment(ns, "foreign-predictor")
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"platform"},"annotations":{"cost-center":"42"}},"spec":{"replicas":4}}`))

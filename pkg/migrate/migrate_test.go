@@ -1,0 +1,114 @@
+package migrate
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldenInputs are the KServe manifests under testdata, one per feature.
+func goldenInputs(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./pkg/migrate -update to create it")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, in := range goldenInputs(t) {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			require.NoError(t, err)
+			out, findings, err := File(filepath.Base(in), data, Options{})
+			require.NoError(t, err)
+			base := strings.TrimSuffix(in, ".yaml")
+			checkGolden(t, base+".out.golden", out)
+			var report strings.Builder
+			for _, f := range findings {
+				report.WriteString(f.String() + "\n")
+			}
+			checkGolden(t, base+".findings.golden", []byte(report.String()))
+		})
+	}
+}
+
+func TestNoPinProtocol(t *testing.T) {
+	data, err := os.ReadFile("testdata/model-format.yaml")
+	require.NoError(t, err)
+	out, findings, err := File("model-format.yaml", data, Options{NoPinProtocol: true})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "protocolVersion: v1")
+	require.Len(t, findings, 1)
+	assert.Contains(t, findings[0].Message, "left unset, so Serval chooses a v2 runtime")
+}
+
+func TestRunExitCodesAndOutputs(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := Run(RunOptions{Files: []string{"testdata/comments.yaml", "testdata/transformer.yaml"}}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitOK, code, stderr.String())
+	assert.Equal(t, 2, strings.Count(stdout.String(), "apiVersion: serving.serval.dev/v1beta1"))
+
+	stdout.Reset()
+	stderr.Reset()
+	code = Run(RunOptions{Files: []string{"testdata/unsupported-fields.yaml"}}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitFindings, code)
+	assert.NotEmpty(t, stdout.String(), "output written despite findings")
+	assert.Contains(t, stderr.String(), "unsupported-fields.yaml: document 1 spec.predictor.logger: cannot carry over: logger is not supported by Serval yet")
+
+	stdout.Reset()
+	stderr.Reset()
+	code = Run(RunOptions{Files: []string{"testdata/unsupported-fields.yaml"}, Strict: true}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitError, code)
+	assert.Empty(t, stdout.String(), "--strict writes nothing")
+
+	stdout.Reset()
+	stderr.Reset()
+	code = Run(RunOptions{Files: []string{"-"}}, strings.NewReader("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec: {predictor: {sklearn: {}}}\n"), &stdout, &stderr)
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, stdout.String(), "serving.serval.dev/v1beta1")
+
+	code = Run(RunOptions{Files: []string{"testdata/missing.yaml"}}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitError, code)
+
+	outDir := t.TempDir()
+	code = Run(RunOptions{Files: []string{"testdata"}, OutDir: outDir}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitFindings, code, "the directory holds the unsupported cases")
+	written, _ := filepath.Glob(filepath.Join(outDir, "*.yaml"))
+	assert.Len(t, written, len(goldenInputs(t)), "one output file per input file")
+}
+
+func TestMalformedYAMLIsAnError(t *testing.T) {
+	_, _, err := File("bad.yaml", []byte("apiVersion: serving.kserve.io/v1beta1\nkind: [unclosed\n"), Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.yaml: document 1")
+}
+
+// FuzzFile: no input makes the migration panic.
+func FuzzFile(f *testing.F) {
+	f.Add([]byte("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nspec: {predictor: {onnx: {}}}\n"))
+	f.Add([]byte("---\n---\nkind: x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _, _ = File("fuzz.yaml", data, Options{})
+	})
+}

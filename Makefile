@@ -27,6 +27,10 @@ help: ## Show this help.
 
 ##@ Development
 
+.PHONY: run
+run: controlplane ## Run a local cluster on simulated nodes with Serval and a sample going Ready (RUN_ARGS="--sample onnx").
+	go run ./cmd/serval dev $(RUN_ARGS)
+
 .PHONY: fmt
 fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')

@@ -5,9 +5,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/migrate"
 )
 
@@ -16,7 +20,7 @@ var version = "dev"
 
 func main() {
 	root := &cobra.Command{Use: "serval", Short: "Serval: Kubernetes model inference serving", SilenceUsage: true}
-	root.AddCommand(migrateCommand(), versionCommand())
+	root.AddCommand(devCommand(), migrateCommand(), versionCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(migrate.ExitError)
 	}
@@ -47,6 +51,31 @@ Exit codes: 0 done; 2 done, with findings that cannot be carried over;
 	cmd.Flags().StringVarP(&o.OutDir, "output-dir", "o", "", "write one file per input file into this directory instead of standard output")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "fail, writing nothing, if anything cannot be carried over")
 	cmd.Flags().BoolVar(&o.NoPinProtocol, "no-pin-protocol", false, "let Serval choose the protocol where it differs from KServe's v1")
+	return cmd
+}
+
+func devCommand() *cobra.Command {
+	var o dev.Options
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local cluster on simulated nodes with Serval and a sample InferenceService",
+		Long: `Starts a local Kubernetes (etcd, kube-apiserver, controller-manager, scheduler,
+kwok nodes) from bin/, installs Serval's CRDs, the default runtimes and
+serval-config, runs the manager in-process, applies a sample from
+config/samples and shows it going Ready. Pods run on simulated nodes: no
+container runs and no model is loaded. Stops everything on Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			o.Out = cmd.OutOrStdout()
+			return dev.Run(ctx, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Sample, "sample", "sklearn", "the sample to apply: a file name in config/samples, without .yaml")
+	cmd.Flags().BoolVar(&o.NoSample, "no-sample", false, "apply no sample")
+	cmd.Flags().BoolVar(&o.ExitWhenReady, "exit-when-ready", false, "stop and exit 0 once the sample is Ready")
+	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for Ready")
 	return cmd
 }
 

@@ -14,9 +14,17 @@ KWOK_VERSION=v0.8.0
 
 log() { printf '[controlplane %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# has_module_version BINARY MODULE VERSION: the binary's build info records MODULE at VERSION.
+# has_module_version BINARY MODULE VERSION: the binary's build info records
+# MODULE at VERSION, directly or through a replace ("=>") line.
 has_module_version() {
-  [ -x "$1" ] && go version -m "$1" 2>/dev/null | awk -v m="$2" -v v="$3" '($1=="dep"||$1=="mod") && $2==m && $3==v {found=1} END {exit !found}'
+  [ -x "$1" ] && go version -m "$1" 2>/dev/null | awk -v m="$2" -v v="$3" '($1=="dep"||$1=="mod"||$1=="=>") && $2==m && $3==v {found=1} END {exit !found}'
+}
+
+# kube_module is the module whose version identifies a Kubernetes binary:
+# kubectl is built from the k8s.io/kubectl staging module, the rest from
+# k8s.io/kubernetes.
+kube_module() {
+  if [ "$1" = kubectl ]; then echo "k8s.io/kubectl ${KUBE_VERSION/v1./v0.}"; else echo "k8s.io/kubernetes $KUBE_VERSION"; fi
 }
 
 build_etcd() {
@@ -31,7 +39,7 @@ build_etcd() {
 build_kube() {
   local missing=()
   for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    if has_module_version "$bin/$b" k8s.io/kubernetes "$KUBE_VERSION"; then
+    if has_module_version "$bin/$b" $(kube_module "$b"); then
       log "$b $KUBE_VERSION: up to date"
     else
       missing+=("./cmd/$b")

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,8 @@ type Config struct {
 	// DefaultResources are the model server's resources when neither the
 	// InferenceService nor the runtime sets any (keys resources.*).
 	DefaultResources corev1.ResourceRequirements
+	// Ingress configures external routes (keys ingress.*).
+	Ingress Ingress
 }
 
 // StorageInitializer configures the storage-initializer init container.
@@ -36,16 +39,26 @@ type StorageInitializer struct {
 
 // Defaults are the values of keys absent from the ConfigMap.
 var Defaults = map[string]string{
-	"deploy.defaultDeploymentMode":     "Standard",
-	"storageInitializer.image":         "kserve/storage-initializer:v0.15.2",
-	"storageInitializer.cpuRequest":    "100m",
-	"storageInitializer.cpuLimit":      "1",
-	"storageInitializer.memoryRequest": "100Mi",
-	"storageInitializer.memoryLimit":   "1Gi",
-	"resources.cpuRequest":             "1",
-	"resources.cpuLimit":               "1",
-	"resources.memoryRequest":          "2Gi",
-	"resources.memoryLimit":            "2Gi",
+	"deploy.defaultDeploymentMode":       "Standard",
+	"storageInitializer.image":           "kserve/storage-initializer:v0.15.2",
+	"storageInitializer.cpuRequest":      "100m",
+	"storageInitializer.cpuLimit":        "1",
+	"storageInitializer.memoryRequest":   "100Mi",
+	"storageInitializer.memoryLimit":     "1Gi",
+	"resources.cpuRequest":               "1",
+	"resources.cpuLimit":                 "1",
+	"resources.memoryRequest":            "2Gi",
+	"resources.memoryLimit":              "2Gi",
+	"ingress.enableGatewayApi":           "false",
+	"ingress.gateway":                    "serval-system/serval-ingress-gateway",
+	"ingress.gatewaySectionName":         "",
+	"ingress.ingressClassName":           "",
+	"ingress.ingressDomain":              "example.com",
+	"ingress.domainTemplate":             "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
+	"ingress.urlScheme":                  "http",
+	"ingress.disableIngressCreation":     "false",
+	"ingress.pathTemplate":               "",
+	"ingress.requireLoadBalancerAddress": "false",
 }
 
 // KeyError is a bad value for one key.
@@ -81,6 +94,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.StorageInitializer.Image = p.nonEmpty("storageInitializer.image")
 	cfg.StorageInitializer.Resources = p.resources("storageInitializer.")
 	cfg.DefaultResources = p.resources("resources.")
+	cfg.Ingress = p.ingress()
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -112,6 +126,15 @@ func (p *parser) nonEmpty(key string) string {
 	return v
 }
 
+func (p *parser) boolean(key string) bool {
+	v := p.value(key)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(key, v, "is not a boolean: use true or false")
+	}
+	return b
+}
+
 func (p *parser) quantity(key string) resource.Quantity {
 	v := p.value(key)
 	q, err := resource.ParseQuantity(v)
@@ -134,9 +157,6 @@ func (p *parser) resources(prefix string) corev1.ResourceRequirements {
 	}
 }
 
-// knownPrefixes are key prefixes owned by later-parsed sections.
-var knownPrefixes = []string{"ingress."}
-
 func (p *parser) rejectUnknown() {
 	var keys []string
 	for k := range p.data {
@@ -144,14 +164,7 @@ func (p *parser) rejectUnknown() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, ok := Defaults[k]; ok {
-			continue
-		}
-		known := false
-		for _, prefix := range knownPrefixes {
-			known = known || strings.HasPrefix(k, prefix)
-		}
-		if !known {
+		if _, ok := Defaults[k]; !ok {
 			p.fail(k, p.data[k], "is not a serval-config key; see docs/configuration.md")
 		}
 	}

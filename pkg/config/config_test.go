@@ -63,3 +63,46 @@ func TestDefaultResourcesAreIndependentCopies(t *testing.T) {
 	a.DefaultResources.Limits[corev1.ResourceCPU] = a.DefaultResources.Limits[corev1.ResourceMemory]
 	assert.Equal(t, "1", b.DefaultResources.Limits.Cpu().String())
 }
+
+func TestParseIngress(t *testing.T) {
+	cfg, errs := Parse(map[string]string{
+		"ingress.enableGatewayApi": "true", "ingress.gateway": "gw-ns/gw", "ingress.ingressDomain": "models.example.org",
+		"ingress.domainTemplate": "{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}", "ingress.pathTemplate": "/serving/{{ .Namespace }}/{{ .Name }}",
+	})
+	require.Empty(t, errs)
+	assert.True(t, cfg.Ingress.EnableGatewayAPI)
+	assert.Equal(t, "gw-ns/gw", cfg.Ingress.Gateway.String())
+	host, err := cfg.Ingress.Host("iris-predictor", "team")
+	require.NoError(t, err)
+	assert.Equal(t, "iris-predictor.team.models.example.org", host)
+	path, err := cfg.Ingress.Path("iris", "team")
+	require.NoError(t, err)
+	assert.Equal(t, "/serving/team/iris", path)
+
+	def := Default()
+	host, _ = def.Ingress.Host("iris", "default")
+	assert.Equal(t, "iris-default.example.com", host)
+	path, _ = def.Ingress.Path("iris", "default")
+	assert.Empty(t, path)
+}
+
+func TestParseIngressErrors(t *testing.T) {
+	for key, tt := range map[string]struct{ value, want string }{
+		"ingress.enableGatewayApi": {"yes please", "is not a boolean"},
+		"ingress.gateway":          {"just-a-name", "must be namespace/name of a Gateway"},
+		"ingress.urlScheme":        {"ftp", "must be http or https"},
+		"ingress.domainTemplate":   {"{{ .Name", "does not parse"},
+		"ingress.pathTemplate":     {"serving/{{ .Name }}", "a path must start with /"},
+	} {
+		_, errs := Parse(map[string]string{key: tt.value})
+		require.Len(t, errs, 1, key)
+		assert.Contains(t, errs[0].Error(), tt.want, key)
+		assert.Equal(t, key, errs[0].Key)
+	}
+	_, errs := Parse(map[string]string{"ingress.domainTemplate": "{{ .Name }}_{{ .Cluster }}"})
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "does not render")
+	_, errs = Parse(map[string]string{"ingress.domainTemplate": "{{ .Name }}_{{ .Namespace }}"})
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "not a valid host")
+}

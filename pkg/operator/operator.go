@@ -9,9 +9,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -47,7 +52,8 @@ type Options struct {
 // Scheme returns the scheme with the core types and Serval's API.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, v1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
+		gatewayv1.Install, v1beta1.AddToScheme, v1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // only on a programming error in the scheme builders
 		}
@@ -66,16 +72,22 @@ func childSelector() labels.Selector {
 
 // cacheOptions keeps the cache lean: Pods and children only with Serval's
 // label, ConfigMaps only in the manager's namespace, Secrets never (read
-// uncached, by name, only when credentials need them).
-func cacheOptions(o Options) cache.Options {
+// uncached, by name, only when credentials need them). HTTPRoutes are
+// filtered too when their CRD exists at start; a filter on an absent kind
+// would fail the manager, so a CRD installed later gets an unfiltered watch.
+func cacheOptions(o Options, httpRoutesServed bool) cache.Options {
 	children := cache.ByObject{Label: childSelector()}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            children,
 		&appsv1.Deployment{}:                     children,
 		&corev1.Service{}:                        children,
 		&autoscalingv2.HorizontalPodAutoscaler{}: children,
+		&networkingv1.Ingress{}:                  children,
 		&corev1.ConfigMap{}:                      {Namespaces: map[string]cache.Config{o.Namespace: {}}},
 	}}
+	if httpRoutesServed {
+		opts.ByObject[&gatewayv1.HTTPRoute{}] = children
+	}
 	if len(o.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.WatchNamespaces {
@@ -90,9 +102,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if o.Namespace == "" {
 		return nil, fmt.Errorf("the manager's namespace is required")
 	}
+	routes, err := served(cfg, gatewayv1.SchemeGroupVersion.String(), "httproutes")
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Cache:                   cacheOptions(o),
+		Cache:                   cacheOptions(o, routes),
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthProbeAddr,
@@ -107,6 +123,27 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// served reports whether the API server serves resource in groupVersion.
+func served(cfg *rest.Config, groupVersion, resource string) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discover %s: %w", groupVersion, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 var (

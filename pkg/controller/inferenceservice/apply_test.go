@@ -82,8 +82,9 @@ func TestRemovingTheTransformerPrunesIt(t *testing.T) {
 	eventually(t, "the transformer", func() bool {
 		return exists(&appsv1.Deployment{}, ns, "prune-transformer") && exists(&corev1.Service{}, ns, "prune-transformer")
 	})
-	eventually(t, "the top-level URL on the transformer", func() bool {
-		return getISVC(t, ns, "prune").Status.URL == "http://prune-transformer."+ns+".svc.cluster.local"
+	eventually(t, "the top-level address on the transformer", func() bool {
+		a := getISVC(t, ns, "prune").Status.Address
+		return a != nil && a.URL == "http://prune-transformer."+ns+".svc.cluster.local"
 	})
 	updateISVC(t, ns, "prune", func(i *v1beta1.InferenceService) { i.Spec.Transformer = nil })
 	eventually(t, "the transformer's children pruned", func() bool {

@@ -40,5 +40,5 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 		obs.pods = pods.Items
 		s.observed[c.Type] = obs
 	}
-	return nil
+	return r.observeRoutes(ctx, s)
 }

@@ -149,7 +149,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		Namespace: s.isvc.Namespace,
 		Labels:    map[string]string{v1beta1.InferenceServiceLabel: s.isvc.Name},
 		Owner:     s.isvc.UID,
-		Kinds:     standardKinds,
+		Kinds:     r.pruneKinds(),
 	}, s.objects)
 	for _, d := range deleted {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, "Pruned", "Prune", "deleted %s, no longer desired", d)

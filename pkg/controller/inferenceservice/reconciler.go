@@ -25,6 +25,8 @@ type Reconciler struct {
 	Config    *config.Store
 	Applier   *apply.Applier
 	Metrics   *Metrics
+
+	optional *optionalWatches
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
@@ -36,6 +38,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods;serviceaccounts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one InferenceService's children and status in line with
@@ -74,6 +79,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		{"select runtime", r.selectRuntime},
 		{"resolve components", r.resolveComponents},
 		{"render objects", r.renderObjects},
+		{"plan routes", r.planRoutes},
 		{"apply", r.applyObjects},
 		{"observe children", r.observe},
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
 
@@ -23,6 +24,14 @@ type scope struct {
 	comps     []*components.Component
 	objects   []apply.Object
 	observed  map[v1beta1.ComponentType]*observation
+
+	// plan is where the InferenceService is reached; router builds its
+	// routes (nil when it has none); missingCRD names the CRD the router
+	// needs but the cluster lacks.
+	plan       *ingress.Plan
+	router     ingress.Builder
+	missingCRD string
+	routes     ingress.Readiness
 
 	// failure is a user-facing problem that stopped the reconcile (bad spec,
 	// no runtime, adoption conflict); status reports it.

@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,7 +26,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.InferenceService{}, runtimeIndex, runtimeIndexValues); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	r.optional = newOptionalWatches(mgr)
+	for _, k := range optionalKinds {
+		if _, err := r.optional.refresh(ctx, k); err != nil {
+			return err
+		}
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
 		// Spec, annotation and label changes matter (visibility is a label);
 		// status writes, ours included, do not.
@@ -33,12 +41,26 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&networkingv1.Ingress{}).
+		// Optional kinds (HTTPRoute) are watched from when their CRD exists.
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		// Pod states (a crash-looping storage initializer) explain readiness.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod)).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	// Start the watches of the optional kinds that exist already.
+	r.optional.ctrl = c
+	for _, k := range optionalKinds {
+		if _, err := r.optional.refresh(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forRuntime maps a runtime to the InferenceServices that use it, name it,
@@ -90,9 +112,14 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 	if client.ObjectKeyFromObject(obj) != r.Config.Key() {
 		return nil
 	}
+	return r.allInferenceServices(ctx)
+}
+
+// allInferenceServices lists every InferenceService as requests.
+func (r *Reconciler) allInferenceServices(ctx context.Context) []reconcile.Request {
 	list := &v1beta1.InferenceServiceList{}
 	if err := r.Client.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "List InferenceServices for a config change")
+		log.FromContext(ctx).Error(err, "List InferenceServices")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 )
 
 // componentConditions maps each component to its readiness condition.
@@ -32,7 +33,8 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		}
 		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, gen)
 		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
-		setAddresses(&st, s.comps)
+		setAddresses(&st, s.plan)
+		setIngressReadyCondition(&st, s, gen)
 		if st.DeploymentMode == "" {
 			st.DeploymentMode = s.mode
 		}
@@ -132,24 +134,33 @@ func setModelStatus(st *v1beta1.InferenceServiceStatus, obs *observation) {
 	ms.LastFailureInfo = nil
 }
 
-// setAddresses sets the cluster-local URLs: the top level goes to the
-// transformer when there is one, else the predictor.
-func setAddresses(st *v1beta1.InferenceServiceStatus, comps []*components.Component) {
+// setAddresses sets the URLs from the route plan: url is external (the
+// cluster-local address for a cluster-local InferenceService), address.url
+// always the cluster-local one.
+func setAddresses(st *v1beta1.InferenceServiceStatus, plan *ingress.Plan) {
 	st.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{}
-	top := ""
-	for _, c := range comps {
-		url := clusterLocalURL(c)
-		st.Components[c.Type] = v1beta1.ComponentStatus{URL: url, Address: &v1beta1.Addressable{URL: url}}
-		if c.Type == v1beta1.PredictorComponent && top == "" || c.Type == v1beta1.TransformerComponent {
-			top = url
-		}
+	for _, r := range plan.Components {
+		st.Components[r.Component] = v1beta1.ComponentStatus{URL: r.URL, Address: &v1beta1.Addressable{URL: r.ClusterURL}}
 	}
-	st.URL = top
-	st.Address = &v1beta1.Addressable{URL: top}
+	st.URL = plan.Top.URL
+	st.Address = &v1beta1.Addressable{URL: plan.Top.ClusterURL}
 }
 
-func clusterLocalURL(c *components.Component) string {
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local", c.Name, c.Namespace())
+// setIngressReadyCondition: True for a cluster-local InferenceService (no
+// route needed) or once the routes route; False with the reason otherwise,
+// including a missing route CRD.
+func setIngressReadyCondition(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) {
+	var c metav1.Condition
+	switch {
+	case !s.plan.External:
+		c = condition(v1beta1.ConditionIngressReady, true, "ClusterLocal", "no external route: the InferenceService is cluster-local or ingress creation is disabled", gen)
+	case s.missingCRD != "":
+		c = condition(v1beta1.ConditionIngressReady, false, v1beta1.ReasonMissingCRD,
+			fmt.Sprintf("the CRD %s is not installed, and serval-config enables Gateway API (ingress.enableGatewayApi); install Gateway API or disable it", s.missingCRD), gen)
+	default:
+		c = condition(v1beta1.ConditionIngressReady, s.routes.Ready, s.routes.Reason, s.routes.Message, gen)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
 }
 
 // removeAbsentComponents drops the conditions and status of components the
@@ -172,10 +183,14 @@ func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.Inferen
 		return
 	}
 	var notReady []string
+	types := []string{v1beta1.ConditionIngressReady}
 	for _, t := range isvc.Spec.Components() {
-		c := meta.FindStatusCondition(st.Conditions, componentConditions[t])
+		types = append(types, componentConditions[t])
+	}
+	for _, t := range types {
+		c := meta.FindStatusCondition(st.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
-			detail := componentConditions[t]
+			detail := t
 			if c != nil && c.Message != "" {
 				detail += " (" + c.Reason + ": " + c.Message + ")"
 			}

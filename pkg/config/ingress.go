@@ -1,0 +1,117 @@
+package config
+
+import (
+	"bytes"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Ingress configures how InferenceServices are reached from outside.
+type Ingress struct {
+	// EnableGatewayAPI routes with Gateway API HTTPRoutes instead of
+	// networking.k8s.io Ingresses (key ingress.enableGatewayApi).
+	EnableGatewayAPI bool
+	// Gateway is the parent Gateway of the HTTPRoutes (ingress.gateway,
+	// namespace/name) and its listener (ingress.gatewaySectionName).
+	Gateway            types.NamespacedName
+	GatewaySectionName string
+	// IngressClassName of the Ingresses; empty uses the cluster default.
+	IngressClassName string
+	// IngressDomain and DomainTemplate make the hosts.
+	IngressDomain  string
+	DomainTemplate *template.Template
+	// URLScheme is http or https.
+	URLScheme string
+	// DisableIngressCreation creates no external routes at all.
+	DisableIngressCreation bool
+	// PathTemplate, when set, routes {IngressDomain}{path} to the
+	// InferenceService besides its host.
+	PathTemplate *template.Template
+	// RequireLoadBalancerAddress makes an Ingress ready only once it has an address.
+	RequireLoadBalancerAddress bool
+}
+
+// HostData is what the domain and path templates may use.
+type HostData struct {
+	Name, Namespace, IngressDomain string
+}
+
+// Host renders the domain template for name in namespace.
+func (i *Ingress) Host(name, namespace string) (string, error) {
+	return render(i.DomainTemplate, HostData{Name: name, Namespace: namespace, IngressDomain: i.IngressDomain})
+}
+
+// Path renders the path template; "" when none is configured.
+func (i *Ingress) Path(name, namespace string) (string, error) {
+	if i.PathTemplate == nil {
+		return "", nil
+	}
+	return render(i.PathTemplate, HostData{Name: name, Namespace: namespace, IngressDomain: i.IngressDomain})
+}
+
+func render(t *template.Template, data HostData) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func (p *parser) ingress() Ingress {
+	in := Ingress{
+		EnableGatewayAPI:           p.boolean("ingress.enableGatewayApi"),
+		GatewaySectionName:         p.value("ingress.gatewaySectionName"),
+		IngressClassName:           p.value("ingress.ingressClassName"),
+		IngressDomain:              p.nonEmpty("ingress.ingressDomain"),
+		URLScheme:                  p.value("ingress.urlScheme"),
+		DisableIngressCreation:     p.boolean("ingress.disableIngressCreation"),
+		RequireLoadBalancerAddress: p.boolean("ingress.requireLoadBalancerAddress"),
+	}
+	if in.URLScheme != "http" && in.URLScheme != "https" {
+		p.fail("ingress.urlScheme", in.URLScheme, "must be http or https")
+	}
+	gw := p.value("ingress.gateway")
+	if ns, name, ok := strings.Cut(gw, "/"); ok && ns != "" && name != "" && !strings.Contains(name, "/") {
+		in.Gateway = types.NamespacedName{Namespace: ns, Name: name}
+	} else {
+		p.fail("ingress.gateway", gw, "must be namespace/name of a Gateway")
+	}
+	in.DomainTemplate = p.template("ingress.domainTemplate", func(out string) string {
+		for _, msg := range validation.IsDNS1123Subdomain(out) {
+			return "renders " + out + " for a sample InferenceService, not a valid host: " + msg
+		}
+		return ""
+	})
+	if p.value("ingress.pathTemplate") != "" {
+		in.PathTemplate = p.template("ingress.pathTemplate", func(out string) string {
+			if !strings.HasPrefix(out, "/") {
+				return "renders " + out + " for a sample InferenceService; a path must start with /"
+			}
+			return ""
+		})
+	}
+	return in
+}
+
+// template parses a template key and checks what it renders for a sample.
+func (p *parser) template(key string, check func(string) string) *template.Template {
+	v := p.value(key)
+	t, err := template.New(key).Option("missingkey=error").Parse(v)
+	if err != nil {
+		p.fail(key, v, "does not parse: "+err.Error())
+		return nil
+	}
+	out, err := render(t, HostData{Name: "model-predictor", Namespace: "default", IngressDomain: p.value("ingress.ingressDomain")})
+	if err != nil {
+		p.fail(key, v, "does not render: use {{ .Name }}, {{ .Namespace }} and {{ .IngressDomain }}")
+		return nil
+	}
+	if problem := check(out); problem != "" {
+		p.fail(key, v, problem)
+		return nil
+	}
+	return t
+}

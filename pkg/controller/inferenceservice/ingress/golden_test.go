@@ -1,0 +1,128 @@
+package ingress_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/kubeingress"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func isvc(name string, transformer bool, labels map[string]string) *v1beta1.InferenceService {
+	i := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "models", UID: "uid-1", Labels: labels}}
+	i.Spec.Predictor.Containers = []corev1.Container{{Name: "kserve-container", Image: "example.com/model:1"}}
+	i.Spec.Predictor.TimeoutSeconds = ptr.To[int64](30)
+	if transformer {
+		i.Spec.Transformer = &v1beta1.TransformerSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{{Name: "t", Image: "example.com/t:1"}}}}
+	}
+	return i
+}
+
+func cfgWith(t *testing.T, data map[string]string) *config.Config {
+	t.Helper()
+	cfg, errs := config.Parse(data)
+	require.Empty(t, errs)
+	return cfg
+}
+
+func plan(t *testing.T, i *v1beta1.InferenceService, cfg *config.Config) *ingress.Plan {
+	t.Helper()
+	comps, err := components.Build(components.Inputs{ISVC: i, Config: cfg})
+	require.NoError(t, err)
+	p, err := ingress.MakePlan(i, comps, &cfg.Ingress)
+	require.NoError(t, err)
+	return p
+}
+
+func render(t *testing.T, b ingress.Builder, p *ingress.Plan) []byte {
+	t.Helper()
+	objs, err := b.Objects(p)
+	require.NoError(t, err)
+	var out strings.Builder
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Spec)
+		require.NoError(t, err)
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	return []byte(out.String())
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create %s", path)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	gateway := map[string]string{"ingress.enableGatewayApi": "true", "ingress.gateway": "gateways/public", "ingress.gatewaySectionName": "https"}
+	with := func(base map[string]string, extra map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	domain := map[string]string{"ingress.ingressDomain": "ml.example.org", "ingress.domainTemplate": "{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}", "ingress.urlScheme": "https"}
+	path := map[string]string{"ingress.pathTemplate": "/serving/{{ .Namespace }}/{{ .Name }}"}
+	cases := []struct {
+		name        string
+		isvc        *v1beta1.InferenceService
+		data        map[string]string
+		wantTopURL  string
+	}{
+		{"predictor", isvc("iris", false, nil), nil, "http://iris-models.example.com"},
+		{"transformer-predictor", isvc("iris", true, nil), nil, "http://iris-models.example.com"},
+		{"domain-template", isvc("iris", false, nil), domain, "https://iris.models.ml.example.org"},
+		{"path-template", isvc("iris", false, nil), path, "http://example.com/serving/models/iris"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ingressCfg := cfgWith(t, tc.data)
+			p := plan(t, tc.isvc, ingressCfg)
+			assert.Equal(t, tc.wantTopURL, p.Top.URL)
+			checkGolden(t, "ingress-"+tc.name, render(t, kubeingress.Builder{Config: &ingressCfg.Ingress}, p))
+			gatewayCfg := cfgWith(t, with(gateway, tc.data))
+			checkGolden(t, "httproute-"+tc.name, render(t, gatewayapi.Builder{Config: &gatewayCfg.Ingress}, plan(t, tc.isvc, gatewayCfg)))
+		})
+	}
+}
+
+func TestClusterLocalPlan(t *testing.T) {
+	cfg := cfgWith(t, nil)
+	p := plan(t, isvc("iris", true, map[string]string{v1beta1.VisibilityLabel: v1beta1.VisibilityClusterLocal}), cfg)
+	assert.False(t, p.External)
+	assert.Equal(t, "http://iris-transformer.models.svc.cluster.local", p.Top.URL, "the transformer's cluster-local address")
+	for _, r := range p.Components {
+		assert.Equal(t, r.ClusterURL, r.URL)
+	}
+	disabled := cfgWith(t, map[string]string{"ingress.disableIngressCreation": "true"})
+	assert.False(t, plan(t, isvc("iris", false, nil), disabled).External)
+}

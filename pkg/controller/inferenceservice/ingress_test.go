@@ -1,0 +1,157 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+// setConfig creates or replaces serval-config; the test's end removes it.
+func setConfig(t *testing.T, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace}}
+	if exists(cm, managerNamespace, "serval-config") {
+		cm.Data = data
+		require.NoError(t, k8s.Update(ctx, cm))
+	} else {
+		cm.Data = data
+		require.NoError(t, k8s.Create(ctx, cm))
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+}
+
+func TestKubernetesIngress(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "ing-sklearn", "sklearn-ing")
+	createISVC(t, ns, "ing", "sklearn-ing", withTransformer())
+	ing := &networkingv1.Ingress{}
+	eventually(t, "the Ingress", func() bool { return exists(ing, ns, "ing") })
+	var hosts []string
+	for _, r := range ing.Spec.Rules {
+		hosts = append(hosts, r.Host+"->"+r.HTTP.Paths[0].Backend.Service.Name)
+	}
+	assert.Equal(t, []string{"ing-" + ns + ".example.com->ing-transformer", "ing-predictor-" + ns + ".example.com->ing-predictor",
+		"ing-transformer-" + ns + ".example.com->ing-transformer"}, hosts)
+	eventually(t, "IngressReady", func() bool {
+		return hasCondition(getISVC(t, ns, "ing"), v1beta1.ConditionIngressReady, metav1.ConditionTrue, "IngressCreated")
+	})
+}
+
+func TestIngressWaitsForALoadBalancerAddress(t *testing.T) {
+	setConfig(t, map[string]string{"ingress.requireLoadBalancerAddress": "true", "ingress.ingressClassName": "nginx"})
+	ns := newNamespace(t)
+	createClusterRuntime(t, "lb-sklearn", "sklearn-lb")
+	createISVC(t, ns, "lb", "sklearn-lb")
+	eventually(t, "IngressReady False without an address", func() bool {
+		return hasCondition(getISVC(t, ns, "lb"), v1beta1.ConditionIngressReady, metav1.ConditionFalse, "NoLoadBalancerAddress")
+	})
+	ing := &networkingv1.Ingress{}
+	require.True(t, exists(ing, ns, "lb"))
+	assert.Equal(t, "nginx", *ing.Spec.IngressClassName)
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}
+	require.NoError(t, k8s.Status().Update(context.Background(), ing))
+	eventually(t, "IngressReady with an address", func() bool {
+		return hasCondition(getISVC(t, ns, "lb"), v1beta1.ConditionIngressReady, metav1.ConditionTrue, "")
+	})
+}
+
+func TestClusterLocalHasNoRoute(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "local-sklearn", "sklearn-local")
+	createISVC(t, ns, "local", "sklearn-local", func(i *v1beta1.InferenceService) {
+		i.Labels = map[string]string{v1beta1.VisibilityLabel: v1beta1.VisibilityClusterLocal}
+	})
+	eventually(t, "IngressReady ClusterLocal", func() bool {
+		return hasCondition(getISVC(t, ns, "local"), v1beta1.ConditionIngressReady, metav1.ConditionTrue, "ClusterLocal")
+	})
+	i := getISVC(t, ns, "local")
+	assert.Equal(t, "http://local-predictor."+ns+".svc.cluster.local", i.Status.URL)
+	consistently(t, "no Ingress", 500*time.Millisecond, func() bool { return !exists(&networkingv1.Ingress{}, ns, "local") })
+
+	// Dropping the label makes it external: the Ingress appears.
+	updateISVC(t, ns, "local", func(i *v1beta1.InferenceService) { i.Labels = nil })
+	eventually(t, "the Ingress once external", func() bool { return exists(&networkingv1.Ingress{}, ns, "local") })
+}
+
+// TestGatewayAPI runs in order: the missing CRD is a condition, the CRD
+// installed late starts the watch, readiness follows the parents' conditions,
+// and switching modes prunes the other kind.
+func TestGatewayAPI(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "gw-sklearn", "sklearn-gw")
+	createISVC(t, ns, "gw", "sklearn-gw")
+	eventually(t, "the Ingress in Ingress mode", func() bool { return exists(&networkingv1.Ingress{}, ns, "gw") })
+
+	setConfig(t, map[string]string{"ingress.enableGatewayApi": "true", "ingress.gateway": "gateways/public"})
+	eventually(t, "the MissingCRD condition", func() bool {
+		return hasCondition(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady, metav1.ConditionFalse, v1beta1.ReasonMissingCRD)
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady).Message, "httproutes.gateway.networking.k8s.io is not installed")
+	eventually(t, "the Ingress pruned after switching to Gateway API", func() bool { return !exists(&networkingv1.Ingress{}, ns, "gw") })
+	before := writes.total.Load()
+	time.Sleep(time.Second)
+	assert.Empty(t, writes.since(before, ns), "no requeue storm while the CRD is missing")
+
+	paths, err := testenv.UpstreamCRDPaths()
+	require.NoError(t, err)
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths[:1]})
+	require.NoError(t, err)
+	for _, name := range []string{"gw", "gw-predictor"} {
+		eventually(t, "HTTPRoute "+name, func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, name) })
+	}
+	eventually(t, "IngressReady False until a Gateway accepts", func() bool {
+		c := cond(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady)
+		return c != nil && c.Reason == "RouteNotReady"
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady).Message, "no Gateway has accepted the route yet")
+
+	setParentStatus(t, ns, "gw", metav1.ConditionTrue)
+	setParentStatus(t, ns, "gw-predictor", metav1.ConditionFalse)
+	eventually(t, "the unresolved parent reported", func() bool {
+		c := cond(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Message == "gw-predictor: Gateway gateways/public: ResolvedRefs is False (BackendNotFound: service missing)"
+	})
+	setParentStatus(t, ns, "gw-predictor", metav1.ConditionTrue)
+	eventually(t, "IngressReady once every parent accepts", func() bool {
+		return hasCondition(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady, metav1.ConditionTrue, "RoutesReady")
+	})
+
+	setConfig(t, map[string]string{})
+	eventually(t, "back to an Ingress, the HTTPRoutes pruned", func() bool {
+		return exists(&networkingv1.Ingress{}, ns, "gw") && !exists(&gatewayv1.HTTPRoute{}, ns, "gw") && !exists(&gatewayv1.HTTPRoute{}, ns, "gw-predictor")
+	})
+}
+
+// setParentStatus plays the Gateway: Accepted True and ResolvedRefs as given.
+func setParentStatus(t *testing.T, ns, name string, resolved metav1.ConditionStatus) {
+	t.Helper()
+	route := &gatewayv1.HTTPRoute{}
+	require.True(t, exists(route, ns, name))
+	gwNS := gatewayv1.Namespace("gateways")
+	now := metav1.Now()
+	reason, msg := "ResolvedRefs", "resolved"
+	if resolved != metav1.ConditionTrue {
+		reason, msg = "BackendNotFound", "service missing"
+	}
+	route.Status.Parents = []gatewayv1.RouteParentStatus{{
+		ParentRef:      gatewayv1.ParentReference{Name: "public", Namespace: &gwNS},
+		ControllerName: "example.com/gateway-controller",
+		Conditions: []metav1.Condition{
+			{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted", LastTransitionTime: now},
+			{Type: "ResolvedRefs", Status: resolved, Reason: reason, Message: msg, LastTransitionTime: now},
+		},
+	}}
+	require.NoError(t, k8s.Status().Update(context.Background(), route))
+}

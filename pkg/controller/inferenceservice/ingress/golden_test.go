@@ -93,10 +93,10 @@ func TestGolden(t *testing.T) {
 	domain := map[string]string{"ingress.ingressDomain": "ml.example.org", "ingress.domainTemplate": "{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}", "ingress.urlScheme": "https"}
 	path := map[string]string{"ingress.pathTemplate": "/serving/{{ .Namespace }}/{{ .Name }}"}
 	cases := []struct {
-		name        string
-		isvc        *v1beta1.InferenceService
-		data        map[string]string
-		wantTopURL  string
+		name       string
+		isvc       *v1beta1.InferenceService
+		data       map[string]string
+		wantTopURL string
 	}{
 		{"predictor", isvc("iris", false, nil), nil, "http://iris-models.example.com"},
 		{"transformer-predictor", isvc("iris", true, nil), nil, "http://iris-models.example.com"},

@@ -46,9 +46,10 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs under config/crd and the manager's RBAC under config/rbac.
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths=./pkg/controller/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, then fail if generated files drifted from what is committed.

@@ -20,8 +20,11 @@ func main() {
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
 	flag.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
 	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
-	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server.")
-	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate.")
+	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
+	flag.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
+	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
+	flag.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
+	flag.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -31,6 +34,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
+	"github.com/serval-dev/serval/pkg/webhook/certs"
 )
 
 // Options configures the manager.
@@ -44,10 +49,31 @@ type Options struct {
 	MetricsAddr, HealthProbeAddr string
 	// LeaderElection enables leader election in Namespace.
 	LeaderElection bool
-	// WebhookPort and CertDir configure the webhook server.
+	// WebhookPort enables the webhook server on WebhookHost:WebhookPort
+	// (0 disables it); CertDir holds its certificate.
+	WebhookHost string
 	WebhookPort int
 	CertDir     string
+	// CertMode is CertModeSelf (the manager keeps its own certificate) or
+	// CertModeExternal (files in CertDir provided from outside, such as by
+	// cert-manager).
+	CertMode string
+	// WebhookServiceName is the Service in front of the webhook server; with
+	// CertModeSelf the certificate names it (and localhost, 127.0.0.1).
+	WebhookServiceName string
+	// CertRotationInterval is how often CertModeSelf checks the certificate.
+	CertRotationInterval time.Duration
 }
+
+// The certificate modes.
+const (
+	CertModeSelf     = "self"
+	CertModeExternal = "external"
+)
+
+// CertSecretName is the Secret where CertModeSelf keeps the CA and the
+// serving certificate.
+const CertSecretName = "serval-webhook-certs"
 
 // Scheme returns the scheme with the core types and Serval's API.
 func Scheme() *runtime.Scheme {
@@ -106,7 +132,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if err != nil {
 		return nil, err
 	}
+	server, certManager, err := webhookServer(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		WebhookServer:           server,
 		Scheme:                  Scheme(),
 		Cache:                   cacheOptions(o, routes),
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
@@ -122,7 +153,48 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if err := setup(ctx, mgr, o); err != nil {
 		return nil, err
 	}
+	if certManager != nil {
+		if err := mgr.Add(certManager); err != nil {
+			return nil, err
+		}
+	}
 	return mgr, nil
+}
+
+// webhookServer returns the webhook server, or nil when disabled. With
+// CertModeSelf it makes sure a certificate is in CertDir first, since the
+// server loads it at start, and returns the manager that renews it.
+func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Server, *certs.Manager, error) {
+	if o.WebhookPort == 0 {
+		return nil, nil, nil
+	}
+	server := webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir})
+	switch o.CertMode {
+	case CertModeExternal:
+		return server, nil, nil
+	case CertModeSelf, "":
+	default:
+		return nil, nil, fmt.Errorf("unknown certificate mode %q: use %s or %s", o.CertMode, CertModeSelf, CertModeExternal)
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := o.WebhookServiceName
+	if svc == "" {
+		svc = "serval-webhook-service"
+	}
+	m := &certs.Manager{
+		Client: direct, Namespace: o.Namespace, SecretName: CertSecretName, CertDir: o.CertDir,
+		DNSNames:         []string{svc + "." + o.Namespace + ".svc", svc + "." + o.Namespace + ".svc.cluster.local", "localhost"},
+		IPs:              []net.IP{net.ParseIP("127.0.0.1")},
+		MutatingWebhooks: []string{servalwebhook.MutatingConfigName}, ValidatingWebhooks: []string{servalwebhook.ValidatingConfigName},
+		CheckInterval: o.CertRotationInterval,
+	}
+	if err := m.Ensure(ctx); err != nil {
+		return nil, nil, fmt.Errorf("prepare the webhook certificate: %w", err)
+	}
+	return server, m, nil
 }
 
 // served reports whether the API server serves resource in groupVersion.
@@ -161,16 +233,22 @@ func sharedMetrics() *inferenceservice.Metrics {
 func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	metrics := sharedMetrics()
 	recorder := mgr.GetEventRecorder("serval-manager")
+	store := config.NewStore(mgr.GetClient(), o.Namespace, recorder)
 	r := &inferenceservice.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  recorder,
-		Config:    config.NewStore(mgr.GetClient(), o.Namespace, recorder),
+		Config:    store,
 		Applier:   apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
 		Metrics:   metrics,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)
+	}
+	if o.WebhookPort != 0 {
+		if err := servalwebhook.Setup(mgr, store); err != nil {
+			return fmt.Errorf("set up the webhooks: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
 		return err

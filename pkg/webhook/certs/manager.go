@@ -1,0 +1,238 @@
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;update
+
+package certs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Secret keys; tls.crt and tls.key also name the files in the cert dir, as
+// controller-runtime's webhook server expects.
+const (
+	caCertKey  = "ca.crt"
+	caKeyKey   = "ca.key"
+	tlsCertKey = corev1.TLSCertKey
+	tlsKeyKey  = corev1.TLSPrivateKeyKey
+)
+
+// Manager keeps the webhook serving certificate. Its Client must read
+// uncached: the manager's cache holds no Secrets.
+type Manager struct {
+	Client     client.Client
+	Namespace  string
+	SecretName string
+	CertDir    string
+	DNSNames   []string
+	IPs        []net.IP
+	// MutatingWebhooks and ValidatingWebhooks are the configurations whose
+	// caBundle the manager keeps up to date.
+	MutatingWebhooks, ValidatingWebhooks []string
+	// CAValidity, CertValidity and RenewBefore default to 10 years, 1 year
+	// and 30 days.
+	CAValidity, CertValidity, RenewBefore time.Duration
+	// CheckInterval is how often Start re-checks (default 1h).
+	CheckInterval time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (m *Manager) defaults() {
+	if m.CAValidity == 0 {
+		m.CAValidity = 10 * 365 * 24 * time.Hour
+	}
+	if m.CertValidity == 0 {
+		m.CertValidity = 365 * 24 * time.Hour
+	}
+	if m.RenewBefore == 0 {
+		m.RenewBefore = 30 * 24 * time.Hour
+	}
+	if m.CheckInterval == 0 {
+		m.CheckInterval = time.Hour
+	}
+	if m.Now == nil {
+		m.Now = time.Now
+	}
+}
+
+// Ensure makes the Secret, the files and the CA bundles current: it reuses a
+// valid stored certificate, renews one that expires within RenewBefore or
+// lacks a name, and creates what is missing.
+func (m *Manager) Ensure(ctx context.Context) error { return m.ensure(ctx, false) }
+
+// Rotate replaces the serving certificate now, keeping the CA, so clients
+// that trust the CA keep trusting the server throughout.
+func (m *Manager) Rotate(ctx context.Context) error { return m.ensure(ctx, true) }
+
+// Start re-checks every CheckInterval until ctx ends; it is a manager Runnable.
+func (m *Manager) Start(ctx context.Context) error {
+	m.defaults()
+	ticker := time.NewTicker(m.CheckInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			if err := m.Ensure(ctx); err != nil {
+				log.FromContext(ctx).Error(err, "Renew the webhook certificate")
+			}
+		}
+	}
+}
+
+// NeedLeaderElection is false: every replica serves webhooks and needs the files.
+func (m *Manager) NeedLeaderElection() bool { return false }
+
+func (m *Manager) ensure(ctx context.Context, forceServing bool) error {
+	m.defaults()
+	secret := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: m.Namespace, Name: m.SecretName}
+	err := m.Client.Get(ctx, key, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("read Secret %s: %w", key, err)
+	}
+	exists := err == nil
+	data, changed, err := m.desired(secret.Data, forceServing)
+	if err != nil {
+		return err
+	}
+	if changed {
+		secret.Data = data
+		if exists {
+			err = m.Client.Update(ctx, secret)
+		} else {
+			secret.ObjectMeta = metav1.ObjectMeta{Name: m.SecretName, Namespace: m.Namespace}
+			err = m.Client.Create(ctx, secret)
+		}
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			// Another replica wrote it first: use theirs.
+			return m.ensure(ctx, false)
+		}
+		if err != nil {
+			return fmt.Errorf("store the webhook certificate in Secret %s: %w", key, err)
+		}
+		log.FromContext(ctx).Info("Stored a webhook serving certificate", "secret", key.String())
+	}
+	if err := m.writeFiles(data); err != nil {
+		return err
+	}
+	return m.inject(ctx, data[caCertKey])
+}
+
+// desired returns the Secret data to use and whether it differs from current.
+func (m *Manager) desired(current map[string][]byte, forceServing bool) (map[string][]byte, bool, error) {
+	now := m.Now()
+	ca, err := parseKeyPair(current[caCertKey], current[caKeyKey])
+	bundle := current[caCertKey]
+	if err != nil || now.Add(m.RenewBefore).After(ca.cert.NotAfter) {
+		old := bundle
+		if ca, err = newCA(now, m.CAValidity); err != nil {
+			return nil, false, err
+		}
+		// Keep the old CA in the bundle while certificates it signed may
+		// still be in use.
+		bundle = append(append([]byte{}, ca.certPEM...), old...)
+		forceServing = true
+	}
+	serving, err := parseKeyPair(current[tlsCertKey], current[tlsKeyKey])
+	if err == nil && !forceServing && verifies(ca.cert, serving.cert) && covers(serving.cert, m.DNSNames, m.IPs) &&
+		now.Add(m.RenewBefore).Before(serving.cert.NotAfter) {
+		return current, false, nil
+	}
+	if serving, err = newServing(ca, m.DNSNames, m.IPs, now, m.CertValidity); err != nil {
+		return nil, false, err
+	}
+	return map[string][]byte{caCertKey: bundle, caKeyKey: ca.keyPEM, tlsCertKey: serving.certPEM, tlsKeyKey: serving.keyPEM}, true, nil
+}
+
+// writeFiles writes the serving pair to the cert dir, atomically and only on
+// change, so the webhook server's watcher reloads exactly when needed.
+func (m *Manager) writeFiles(data map[string][]byte) error {
+	if err := os.MkdirAll(m.CertDir, 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{tlsKeyKey, tlsCertKey, caCertKey} {
+		path := filepath.Join(m.CertDir, name)
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data[name]) {
+			continue
+		}
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, data[name], 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// webhookConfig is a webhook configuration and the client configs in it.
+type webhookConfig struct {
+	obj           client.Object
+	clientConfigs func() []*admissionregistrationv1.WebhookClientConfig
+}
+
+func (m *Manager) targets() []webhookConfig {
+	var out []webhookConfig
+	for _, name := range m.MutatingWebhooks {
+		c := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		out = append(out, webhookConfig{c, func() (ccs []*admissionregistrationv1.WebhookClientConfig) {
+			for i := range c.Webhooks {
+				ccs = append(ccs, &c.Webhooks[i].ClientConfig)
+			}
+			return ccs
+		}})
+	}
+	for _, name := range m.ValidatingWebhooks {
+		c := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		out = append(out, webhookConfig{c, func() (ccs []*admissionregistrationv1.WebhookClientConfig) {
+			for i := range c.Webhooks {
+				ccs = append(ccs, &c.Webhooks[i].ClientConfig)
+			}
+			return ccs
+		}})
+	}
+	return out
+}
+
+// inject sets the CA bundle on every webhook of the named configurations
+// that exist; an absent configuration is skipped (the next check retries).
+func (m *Manager) inject(ctx context.Context, bundle []byte) error {
+	for _, t := range m.targets() {
+		if err := m.Client.Get(ctx, client.ObjectKeyFromObject(t.obj), t.obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		changed := false
+		for _, cc := range t.clientConfigs() {
+			if !bytes.Equal(cc.CABundle, bundle) {
+				cc.CABundle, changed = bundle, true
+			}
+		}
+		if !changed {
+			continue
+		}
+		if err := m.Client.Update(ctx, t.obj); err != nil {
+			return fmt.Errorf("inject the CA into %s: %w", t.obj.GetName(), err)
+		}
+	}
+	return nil
+}

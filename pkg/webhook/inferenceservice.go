@@ -1,0 +1,148 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// +kubebuilder:webhook:path=/mutate-serving-serval-dev-v1beta1-inferenceservice,mutating=true,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=inferenceservices,verbs=create;update,versions=v1beta1,name=inferenceservice.mutate.serving.serval.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-serving-serval-dev-v1beta1-inferenceservice,mutating=false,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=inferenceservices,verbs=create;update,versions=v1beta1,name=inferenceservice.validate.serving.serval.dev,admissionReviewVersions=v1
+
+// InferenceService defaults and validates InferenceServices.
+type InferenceService struct {
+	Config *config.Store
+}
+
+var (
+	_ admission.Defaulter[*v1beta1.InferenceService] = &InferenceService{}
+	_ admission.Validator[*v1beta1.InferenceService] = &InferenceService{}
+)
+
+// Default implements admission.Defaulter: the API package's defaulting, plus
+// the configured default resources for containers Serval does not resolve
+// from a runtime (custom predictors, transformers, explainers). A model's
+// server keeps the runtime's resources, so none are set on it here.
+func (w *InferenceService) Default(ctx context.Context, isvc *v1beta1.InferenceService) error {
+	cfg, _, err := w.Config.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	v1beta1.Default(isvc)
+	for _, c := range isvc.Spec.Components() {
+		if c == v1beta1.PredictorComponent && !isvc.Spec.Predictor.IsCustom() {
+			continue
+		}
+		pod := isvc.Spec.Pod(c)
+		if len(pod.Containers) > 0 {
+			first := &pod.Containers[0]
+			if len(first.Resources.Requests) == 0 && len(first.Resources.Limits) == 0 {
+				first.Resources = *cfg.DefaultResources.DeepCopy()
+			}
+		}
+	}
+	return nil
+}
+
+// ValidateCreate implements admission.Validator.
+func (w *InferenceService) ValidateCreate(ctx context.Context, isvc *v1beta1.InferenceService) (admission.Warnings, error) {
+	cfg, _, err := w.Config.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	errs := strictErrors(ctx, &v1beta1.InferenceService{})
+	errs = append(errs, validate(isvc, cfg)...)
+	return nil, invalid(isvc, errs)
+}
+
+// ValidateUpdate implements admission.Validator. Rules ratchet: a problem the
+// old object already had does not block an unrelated update.
+func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta1.InferenceService) (admission.Warnings, error) {
+	cfg, _, err := w.Config.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	errs := strictErrors(ctx, &v1beta1.InferenceService{})
+	errs = append(errs, v1beta1.ValidateUpdate(old, isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})...)
+	already := map[string]bool{}
+	for _, e := range configRules(old, cfg) {
+		already[e.Field+"|"+string(e.Type)] = true
+	}
+	for _, e := range configRules(isvc, cfg) {
+		if !already[e.Field+"|"+string(e.Type)] {
+			errs = append(errs, e)
+		}
+	}
+	return nil, invalid(isvc, errs)
+}
+
+// ValidateDelete implements admission.Validator; deletes are never blocked.
+func (w *InferenceService) ValidateDelete(context.Context, *v1beta1.InferenceService) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validate(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorList {
+	errs := v1beta1.Validate(isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})
+	return append(errs, configRules(isvc, cfg)...)
+}
+
+// configRules are the rules that need the object and the config: the storage
+// URI and the hosts the domain template renders.
+func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorList {
+	var errs field.ErrorList
+	if m := isvc.Spec.Predictor.Model; m != nil && m.StorageURI != nil && *m.StorageURI != "" {
+		if _, err := storage.Parse(*m.StorageURI); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "predictor", "model", "storageUri"), *m.StorageURI, err.Error()))
+		}
+	}
+	if v1beta1.IsClusterLocal(isvc) || cfg.Ingress.DisableIngressCreation || isvc.Namespace == "" {
+		return errs
+	}
+	names := []string{isvc.Name}
+	for _, c := range isvc.Spec.Components() {
+		names = append(names, v1beta1.ChildName(isvc.Name, c))
+	}
+	for _, n := range names {
+		host, err := cfg.Ingress.Host(n, isvc.Namespace)
+		if err != nil {
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(host) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name,
+				fmt.Sprintf("the host %q (ingress.domainTemplate) is not valid: %s", host, msg)))
+		}
+		label, _, _ := cut(host, '.')
+		if len(label) > validation.DNS1123LabelMaxLength {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, fmt.Sprintf(
+				"too long: the host label %q (ingress.domainTemplate) would be %d characters, over the 63 a DNS label allows; shorten the name or the namespace",
+				label, len(label))))
+		}
+	}
+	return errs
+}
+
+func cut(s string, sep byte) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// invalid turns field errors into the API's Invalid error, whose message
+// lists every problem with its field.
+func invalid(isvc *v1beta1.InferenceService, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("InferenceService").GroupKind(), isvc.Name, errs)
+}

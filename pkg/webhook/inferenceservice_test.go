@@ -1,0 +1,138 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
+)
+
+func isvcYAML(name, meta, predictor string) string {
+	return "apiVersion: serving.serval.dev/v1beta1\nkind: InferenceService\nmetadata:\n  name: " + name + "\n  namespace: default\n" + meta +
+		"spec:\n  predictor:\n" + predictor
+}
+
+const sklearnModel = "    model:\n      modelFormat: {name: sklearn}\n      storageUri: gs://models/iris\n"
+
+func create(manifest string) error {
+	obj := &unstructured.Unstructured{}
+	if err := sigsyaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		return err
+	}
+	return k8s.Create(context.Background(), obj)
+}
+
+// TestBadInferenceServicesAreRejected: each bad manifest is rejected at
+// admission with its exact message.
+func TestBadInferenceServicesAreRejected(t *testing.T) {
+	tests := []struct{ name, manifest, want string }{
+		{"no implementation", isvcYAML("none", "", "    minReplicas: 1\n"),
+			`spec.predictor: Required value: the predictor needs exactly one of model, a framework key (sklearn, onnx, ...) or containers`},
+		{"two implementations", isvcYAML("two", "", sklearnModel+"    xgboost: {storageUri: gs://m}\n"),
+			`spec.predictor: Invalid value: "model, xgboost": the predictor needs exactly one implementation; found model and xgboost`},
+		{"name too long", isvcYAML(strings.Repeat("a", 48), "", sklearnModel),
+			`metadata.name: Invalid value: "` + strings.Repeat("a", 48) + `": too long: the predictor's revision name`},
+		{"max below min", isvcYAML("order", "", sklearnModel+"    minReplicas: 3\n    maxReplicas: 2\n"),
+			`spec.predictor.maxReplicas: Invalid value: 2: must be at least minReplicas (3)`},
+		{"unsupported logger", isvcYAML("logger", "", sklearnModel+"    logger: {mode: all}\n"),
+			`spec.predictor.logger: Forbidden: spec.predictor.logger is not supported by Serval yet`},
+		{"rps under HPA", isvcYAML("rps", "", sklearnModel+"    scaleMetric: rps\n"),
+			`spec.predictor.scaleMetric: Invalid value: "rps": the hpa autoscaler scales on cpu or memory, not rps`},
+		{"canary in Standard mode", isvcYAML("canary", "", sklearnModel+"    canaryTrafficPercent: 10\n"),
+			`spec.predictor.canaryTrafficPercent: Forbidden: canaryTrafficPercent needs Knative mode`},
+		{"keda", isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel),
+			`autoscalerClass keda is not supported by Serval yet`},
+		{"unknown mode", isvcYAML("mode", "  annotations: {serving.serval.dev/deploymentMode: Sideways}\n", sklearnModel),
+			`metadata.annotations[serving.serval.dev/deploymentMode]: Unsupported value: "Sideways"`},
+		{"deploymentStrategy in Knative mode", isvcYAML("strategy", "  annotations: {serving.serval.dev/deploymentMode: Knative}\n", sklearnModel+"    deploymentStrategy: {type: Recreate}\n"),
+			`spec.predictor.deploymentStrategy: Forbidden: deploymentStrategy applies to Standard mode only`},
+		{"unknown storage scheme", isvcYAML("ftp", "", "    model:\n      modelFormat: {name: sklearn}\n      storageUri: ftp://host/m\n"),
+			`spec.predictor.model.storageUri: Invalid value: "ftp://host/m": storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf:// or pvc://`},
+		{"unknown field in a schemaless container", isvcYAML("typo", "", "    containers:\n      - name: c\n        imagee: x\n"),
+			`spec.predictor.containers[0].imagee: Forbidden: unknown field; check its spelling and indentation`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := create(tt.manifest)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "admission webhook \"inferenceservice.validate.serving.serval.dev\" denied the request")
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	// A mistyped field in a schemaless subtree does not even decode: the
+	// mutating webhook, first in line, refuses it with the field's path.
+	err := create(isvcYAML("mistyped", "", "    containers:\n      - name: c\n        ports: [{containerPort: eighty}]\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `admission webhook "inferenceservice.mutate.serving.serval.dev" denied the request`)
+	assert.Contains(t, err.Error(), "cannot unmarshal string into Go struct field ContainerPort.spec.predictor.PodSpec.containers.ports.containerPort of type int32")
+}
+
+// TestLegacyManifestIsConverted: a KServe-style sklearn: predictor is
+// accepted and defaulted to model.modelFormat; a legacy mode is normalised.
+func TestLegacyManifestIsConverted(t *testing.T) {
+	require.NoError(t, create(isvcYAML("legacy", "  annotations: {serving.serval.dev/deploymentMode: RawDeployment}\n",
+		"    sklearn:\n      storageUri: gs://models/iris\n")))
+	got := &v1beta1.InferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "legacy"}, got))
+	require.NotNil(t, got.Spec.Predictor.Model)
+	assert.Equal(t, "sklearn", got.Spec.Predictor.Model.ModelFormat.Name)
+	assert.Equal(t, "gs://models/iris", *got.Spec.Predictor.Model.StorageURI)
+	assert.Nil(t, got.Spec.Predictor.SKLearn)
+	assert.Equal(t, "Standard", got.Annotations[v1beta1.DeploymentModeAnnotation])
+	assert.Nil(t, got.Spec.Predictor.Model.ProtocolVersion, "the protocol is not guessed at admission")
+}
+
+// TestCustomContainerGetsDefaultResources: the config's resources go to a
+// custom container that sets none.
+func TestCustomContainerGetsDefaultResources(t *testing.T) {
+	require.NoError(t, create(isvcYAML("custom", "", "    containers:\n      - name: kserve-container\n        image: example.com/m:1\n")))
+	got := &v1beta1.InferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "custom"}, got))
+	assert.Equal(t, "2Gi", got.Spec.Predictor.Containers[0].Resources.Limits.Memory().String())
+}
+
+// TestWedgedObjectAcceptsAnUnrelatedUpdate: an object that breaks a rule
+// (created while the webhook was away) can still be updated, but not broken
+// further.
+func TestWedgedObjectAcceptsAnUnrelatedUpdate(t *testing.T) {
+	ctx := context.Background()
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	require.NoError(t, k8s.Get(ctx, types.NamespacedName{Name: servalwebhook.ValidatingConfigName}, vwc))
+	saved := vwc.DeepCopy()
+	require.NoError(t, k8s.Delete(ctx, vwc))
+	name := strings.Repeat("w", 48)
+	require.NoError(t, create(isvcYAML(name, "", sklearnModel)))
+	saved.ResourceVersion = ""
+	require.NoError(t, k8s.Create(ctx, saved))
+
+	key := types.NamespacedName{Namespace: "default", Name: name}
+	update := func(change func(*v1beta1.InferenceService)) error {
+		isvc := &v1beta1.InferenceService{}
+		require.NoError(t, k8s.Get(ctx, key, isvc))
+		change(isvc)
+		return k8s.Update(ctx, isvc)
+	}
+	require.Eventually(t, func() bool {
+		return update(func(i *v1beta1.InferenceService) { i.Spec.Predictor.MinReplicas = ptrTo[int32](-1) }) != nil
+	}, 10e9, 1e8, "the restored webhook rejects a new problem")
+	require.NoError(t, update(func(i *v1beta1.InferenceService) {
+		if i.Labels == nil {
+			i.Labels = map[string]string{}
+		}
+		i.Labels["team"] = "a"
+	}), "an unrelated update of the wedged object is accepted")
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+var _ client.Object = &v1beta1.InferenceService{}

@@ -24,8 +24,8 @@ import (
 func certManagerLike() *certs.Manager {
 	return &certs.Manager{
 		Client: k8s, Namespace: managerNamespace, SecretName: operator.CertSecretName, CertDir: certDir,
-		DNSNames: []string{"serval-webhook-service." + managerNamespace + ".svc", "serval-webhook-service." + managerNamespace + ".svc.cluster.local", "localhost"},
-		IPs:      []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:         []string{"serval-webhook-service." + managerNamespace + ".svc", "serval-webhook-service." + managerNamespace + ".svc.cluster.local", "localhost"},
+		IPs:              []net.IP{net.ParseIP("127.0.0.1")},
 		MutatingWebhooks: []string{servalwebhook.MutatingConfigName}, ValidatingWebhooks: []string{servalwebhook.ValidatingConfigName},
 	}
 }

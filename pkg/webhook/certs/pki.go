@@ -17,9 +17,9 @@ import (
 
 // keyPair is a certificate and its key, parsed and PEM-encoded.
 type keyPair struct {
-	cert             *x509.Certificate
+	cert            *x509.Certificate
 	certPEM, keyPEM []byte
-	key              *ecdsa.PrivateKey
+	key             *ecdsa.PrivateKey
 }
 
 func newSerial() (*big.Int, error) {

@@ -23,9 +23,9 @@ func workloadFor(mode v1beta1.DeploymentMode) workload.Builder {
 
 // renderObjects renders every component's workload objects.
 func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
-	builder := workloadFor(s.mode)
+	s.workload = workloadFor(s.mode)
 	for _, c := range s.comps {
-		objs, err := builder.Objects(c)
+		objs, err := s.workload.Objects(c)
 		if err != nil {
 			return fmt.Errorf("render %s: %w", c.Name, err)
 		}

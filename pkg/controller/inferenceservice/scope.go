@@ -6,6 +6,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
 
@@ -23,7 +24,10 @@ type scope struct {
 	selection *runtime.Selection
 	comps     []*components.Component
 	objects   []apply.Object
-	observed  map[v1beta1.ComponentType]*observation
+	// workload is the mode's builder, chosen once; observed is its view of
+	// each component.
+	workload workload.Builder
+	observed map[v1beta1.ComponentType]workload.State
 
 	// plan is where the InferenceService is reached; router builds its
 	// routes (nil when it has none); missingCRD names the CRD the router

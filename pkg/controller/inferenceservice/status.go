@@ -10,6 +10,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
 // componentConditions maps each component to its readiness condition.
@@ -68,48 +69,44 @@ func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen in
 	}
 }
 
-// setComponentReadyCondition: a component is ready when its Deployment is Available.
-func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs *observation, gen int64) {
-	ok, msg := available(obs.deployment)
-	reason := v1beta1.ReasonAvailable
-	if !ok {
-		reason = v1beta1.ReasonNotAvailable
-		if p := firstPodProblem(obs.pods); p != nil {
-			msg = p.String()
+// setComponentReadyCondition: a component is ready when its workload serves
+// (a Deployment Available, a Knative Service Ready).
+func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs workload.State, gen int64) {
+	reason, msg := v1beta1.ReasonAvailable, ""
+	if !obs.Available {
+		reason, msg = v1beta1.ReasonNotAvailable, obs.NotAvailableMessage
+		if obs.Problem != nil {
+			msg = obs.Problem.String()
 		}
 	}
-	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], ok, reason, msg, gen))
+	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], obs.Available, reason, msg, gen))
 }
 
 // setLatestDeploymentReadyCondition says whether the latest spec of every
 // component is rolled out; while old pods keep serving, a failing new pod is
 // reported here with its container's reason.
-func setLatestDeploymentReadyCondition(st *v1beta1.InferenceServiceStatus, comps []*components.Component, observed map[v1beta1.ComponentType]*observation, gen int64) {
+func setLatestDeploymentReadyCondition(st *v1beta1.InferenceServiceStatus, comps []*components.Component, observed map[v1beta1.ComponentType]workload.State, gen int64) {
 	for _, c := range comps {
 		obs := observed[c.Type]
-		done, deadline := rolledOut(obs.deployment)
-		if done {
+		if obs.RolledOut {
 			continue
 		}
-		reason, msg := v1beta1.ReasonProgressing, fmt.Sprintf("%s: the latest spec is rolling out", c.Name)
-		if p := firstPodProblem(obs.pods); p != nil {
-			reason, msg = v1beta1.ReasonRolloutFailed, fmt.Sprintf("%s: %s", c.Name, p)
-		} else if deadline {
-			reason, msg = v1beta1.ReasonRolloutFailed, fmt.Sprintf("%s: the rollout exceeded its progress deadline", c.Name)
+		reason := v1beta1.ReasonProgressing
+		if obs.RolloutFailed {
+			reason = v1beta1.ReasonRolloutFailed
 		}
-		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, false, reason, msg, gen))
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, false, reason,
+			fmt.Sprintf("%s: %s", c.Name, obs.RolloutMessage), gen))
 		return
 	}
 	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, true, v1beta1.ReasonRolledOut, "", gen))
 }
 
-// setModelStatus derives the model's state from the predictor's pods.
-func setModelStatus(st *v1beta1.InferenceServiceStatus, obs *observation) {
+// setModelStatus derives the model's state from the predictor's workload.
+func setModelStatus(st *v1beta1.InferenceServiceStatus, obs workload.State) {
 	ms := &st.ModelStatus
 	ms.States = &v1beta1.ModelRevisionStates{TargetModelState: v1beta1.ModelLoaded}
-	ok, _ := available(obs.deployment)
-	done, _ := rolledOut(obs.deployment)
-	problem := firstPodProblem(obs.pods)
+	ok, done, problem := obs.Available, obs.RolledOut, obs.Problem
 	switch {
 	case problem != nil:
 		ms.States.ActiveModelState = v1beta1.ModelFailedToLoad
@@ -117,12 +114,12 @@ func setModelStatus(st *v1beta1.InferenceServiceStatus, obs *observation) {
 			ms.States.ActiveModelState = v1beta1.ModelLoaded
 		}
 		ms.TransitionStatus = v1beta1.TransitionBlockedByFailedLoad
-		ms.LastFailureInfo = &v1beta1.FailureInfo{Location: problem.pod, Reason: v1beta1.ModelLoadFailed,
-			Message: problem.String(), ExitCode: problem.exitCode}
+		ms.LastFailureInfo = &v1beta1.FailureInfo{Location: problem.Pod, Reason: v1beta1.ModelLoadFailed,
+			Message: problem.String(), ExitCode: problem.ExitCode}
 		return
 	case ok:
 		ms.States.ActiveModelState = v1beta1.ModelLoaded
-	case podsLoading(obs.pods):
+	case obs.Loading:
 		ms.States.ActiveModelState = v1beta1.ModelLoading
 	default:
 		ms.States.ActiveModelState = v1beta1.ModelPending

@@ -13,4 +13,5 @@ type Builder interface {
 	Objects(c *components.Component) ([]apply.Object, error)
 	// Kinds lists every kind Objects may return, for pruning.
 	Kinds() []schema.GroupVersionKind
+	Observer
 }

@@ -1,0 +1,94 @@
+package workload
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// PodProblem is a container that keeps a pod from becoming ready.
+type PodProblem struct {
+	Pod, Container string
+	Reason, Msg    string
+	ExitCode       int32
+	InitContainer  bool
+}
+
+func (p PodProblem) String() string {
+	s := fmt.Sprintf("pod %s: container %s: %s", p.Pod, p.Container, p.Reason)
+	if p.Msg != "" {
+		s += ": " + p.Msg
+	}
+	return s
+}
+
+// failingReasons are waiting reasons that will not go away on their own.
+var failingReasons = map[string]bool{
+	"CrashLoopBackOff": true, "ImagePullBackOff": true, "ErrImagePull": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "InvalidImageName": true,
+}
+
+// FirstPodProblem returns the first failing container of the newest pods,
+// init containers first (the storage initializer runs there).
+func FirstPodProblem(pods []corev1.Pod) *PodProblem {
+	sorted := append([]corev1.Pod(nil), pods...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[j].CreationTimestamp.Before(&sorted[i].CreationTimestamp)
+	})
+	for _, pod := range sorted {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if p := failingContainer(pod.Name, pod.Status.InitContainerStatuses, true); p != nil {
+			return p
+		}
+		if p := failingContainer(pod.Name, pod.Status.ContainerStatuses, false); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func failingContainer(pod string, statuses []corev1.ContainerStatus, init bool) *PodProblem {
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && failingReasons[w.Reason] {
+			p := &PodProblem{Pod: pod, Container: cs.Name, Reason: w.Reason, Msg: w.Message, InitContainer: init}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				p.ExitCode = t.ExitCode
+				if p.Msg == "" || w.Reason == "CrashLoopBackOff" {
+					p.Msg = lastTermination(t)
+				}
+			}
+			return p
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return &PodProblem{Pod: pod, Container: cs.Name, Reason: t.Reason, Msg: t.Message, ExitCode: t.ExitCode, InitContainer: init}
+		}
+	}
+	return nil
+}
+
+func lastTermination(t *corev1.ContainerStateTerminated) string {
+	msg := fmt.Sprintf("last exit code %d (%s)", t.ExitCode, t.Reason)
+	if t.Message != "" {
+		msg += ": " + t.Message
+	}
+	return msg
+}
+
+// PodsLoading reports whether any pod is running its init containers or has
+// started but is not ready: the model is loading.
+func PodsLoading(pods []corev1.Pod) bool {
+	for _, pod := range pods {
+		if pod.Status.Phase == corev1.PodRunning {
+			return true
+		}
+		for _, cs := range pod.Status.InitContainerStatuses {
+			if cs.State.Running != nil {
+				return true
+			}
+		}
+	}
+	return false
+}

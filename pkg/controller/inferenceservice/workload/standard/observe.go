@@ -1,0 +1,82 @@
+package standard
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+)
+
+// Observe implements workload.Observer: Available means serving; the rollout
+// is done when every replica runs the latest spec.
+func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
+	var dep *appsv1.Deployment
+	d := &appsv1.Deployment{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace(), Name: c.Name}, d)
+	switch {
+	case err == nil:
+		dep = d
+	case !apierrors.IsNotFound(err):
+		return workload.State{}, fmt.Errorf("get Deployment %s: %w", c.Name, err)
+	}
+	pods, err := workload.ListPods(ctx, r, c)
+	if err != nil {
+		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
+	}
+	st := workload.State{Problem: workload.FirstPodProblem(pods), Loading: workload.PodsLoading(pods)}
+	st.Available, st.NotAvailableMessage = available(dep)
+	var deadline bool
+	st.RolledOut, deadline = rolledOut(dep)
+	switch {
+	case st.RolledOut:
+	case st.Problem != nil:
+		st.RolloutFailed, st.RolloutMessage = true, st.Problem.String()
+	case deadline:
+		st.RolloutFailed, st.RolloutMessage = true, "the rollout exceeded its progress deadline"
+	default:
+		st.RolloutMessage = "the latest spec is rolling out"
+	}
+	return st, nil
+}
+
+// available reports whether the Deployment serves: its Available condition.
+func available(dep *appsv1.Deployment) (bool, string) {
+	if dep == nil {
+		return false, "the Deployment does not exist yet"
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			if c.Status == corev1.ConditionTrue {
+				return true, ""
+			}
+			return false, c.Message
+		}
+	}
+	return false, "the Deployment has no Available condition yet"
+}
+
+// rolledOut reports whether the Deployment's latest spec is fully rolled out:
+// observed, every replica updated and available, and the rollout complete.
+func rolledOut(dep *appsv1.Deployment) (done bool, deadlineExceeded bool) {
+	if dep == nil || dep.Status.ObservedGeneration < dep.Generation {
+		return false, false
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			return false, true
+		}
+	}
+	want := int32(1)
+	if dep.Spec.Replicas != nil {
+		want = *dep.Spec.Replicas
+	}
+	st := dep.Status
+	return st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want, false
+}

@@ -1,0 +1,55 @@
+package workload
+
+import (
+	"context"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+)
+
+// State is what the status needs to know of a component's running workload,
+// whatever the mode.
+type State struct {
+	// Available: the component serves requests.
+	Available bool
+	// NotAvailableMessage says why not.
+	NotAvailableMessage string
+	// RolledOut: the latest spec serves all traffic.
+	RolledOut bool
+	// RolloutFailed: the rollout cannot finish on its own (a failing pod, a
+	// deadline passed); RolloutMessage says why.
+	RolloutFailed  bool
+	RolloutMessage string
+	// Problem is the first failing container among the component's pods.
+	Problem *PodProblem
+	// Loading: some pod is initialising or starting.
+	Loading bool
+	// URL is the workload's own URL (Knative), or "".
+	URL string
+	// Revisions are Knative's revision names and traffic; empty in Standard mode.
+	LatestReadyRevision, LatestCreatedRevision string
+	Traffic                                    []v1beta1.TrafficTarget
+}
+
+// Observer reads a component's State; each mode's Builder implements it.
+type Observer interface {
+	Observe(ctx context.Context, r client.Reader, c *components.Component) (State, error)
+}
+
+// ListPods returns the component's pods, newest first.
+func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels{
+		v1beta1.InferenceServiceLabel: c.Owner.Name, v1beta1.ComponentLabel: string(c.Type),
+	}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(pods.Items, func(i, j int) bool {
+		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
+	})
+	return pods.Items, nil
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,11 +39,17 @@ func (o Object) hash() (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// newLive returns an empty object of the kind, to read the live object into.
+// newLive returns an empty object of the kind, to read the live object into:
+// typed when the scheme knows the kind, else Unstructured (Knative Services).
 func newLive(scheme *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, error) {
 	obj, err := scheme.New(gvk)
+	if runtime.IsNotRegisteredError(err) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("kind %s is not registered: %w", gvk, err)
+		return nil, fmt.Errorf("kind %s: %w", gvk, err)
 	}
 	co, ok := obj.(client.Object)
 	if !ok {

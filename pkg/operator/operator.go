@@ -14,6 +14,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -34,6 +35,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 	"github.com/serval-dev/serval/pkg/webhook/certs"
 )
@@ -99,9 +101,9 @@ func childSelector() labels.Selector {
 // cacheOptions keeps the cache lean: Pods and children only with Serval's
 // label, ConfigMaps only in the manager's namespace, Secrets never (read
 // uncached, by name, only when credentials need them). HTTPRoutes are
-// filtered too when their CRD exists at start; a filter on an absent kind
+// and Knative Services are filtered too when their CRD exists at start; a filter on an absent kind
 // would fail the manager, so a CRD installed later gets an unfiltered watch.
-func cacheOptions(o Options, httpRoutesServed bool) cache.Options {
+func cacheOptions(o Options, httpRoutesServed, knativeServed bool) cache.Options {
 	children := cache.ByObject{Label: childSelector()}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            children,
@@ -113,6 +115,11 @@ func cacheOptions(o Options, httpRoutesServed bool) cache.Options {
 	}}
 	if httpRoutesServed {
 		opts.ByObject[&gatewayv1.HTTPRoute{}] = children
+	}
+	if knativeServed {
+		ksvc := &unstructured.Unstructured{}
+		ksvc.SetGroupVersionKind(knative.ServiceKind)
+		opts.ByObject[ksvc] = children
 	}
 	if len(o.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -132,15 +139,20 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if err != nil {
 		return nil, err
 	}
+	ksvcs, err := served(cfg, knative.ServiceKind.GroupVersion().String(), "services")
+	if err != nil {
+		return nil, err
+	}
 	server, certManager, err := webhookServer(ctx, cfg, o)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer:           server,
-		Scheme:                  Scheme(),
-		Cache:                   cacheOptions(o, routes),
-		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		WebhookServer: server,
+		Scheme:        Scheme(),
+		Cache:         cacheOptions(o, routes, ksvcs),
+		// Unstructured reads (Knative Services) come from the cache too.
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthProbeAddr,
 		LeaderElection:          o.LeaderElection,

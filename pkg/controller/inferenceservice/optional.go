@@ -7,6 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 )
 
 // optionalKind is a child kind whose CRD may be absent.
@@ -33,6 +35,11 @@ type optionalKind struct {
 // without its CRD fails cache sync and would stop the manager.
 var optionalKinds = []optionalKind{
 	{crd: "httproutes.gateway.networking.k8s.io", gvk: gatewayapi.HTTPRouteKind, make: func() client.Object { return &gatewayv1.HTTPRoute{} }},
+	{crd: "services.serving.knative.dev", gvk: knative.ServiceKind, make: func() client.Object {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(knative.ServiceKind)
+		return u
+	}},
 }
 
 // optionalWatches tracks which optional CRDs exist and starts the watch on a

@@ -29,9 +29,6 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 		s.fail(v1beta1.PredictorComponent, string(v1beta1.InvalidPredictorSpec), verr.ToAggregate().Error())
 		return nil
 	}
-	if s.mode == v1beta1.Knative {
-		s.fail("", v1beta1.ReasonInvalidSpec, "Knative mode is not available in this version of Serval; use Standard")
-	}
 	return nil
 }
 

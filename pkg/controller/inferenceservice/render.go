@@ -10,20 +10,29 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/standard"
 )
 
-// standardKinds are pruned in Standard mode.
-var standardKinds = standard.Builder{}.Kinds()
+// workloadKinds are every kind a workload builder may create.
+var workloadKinds = append(standard.Builder{}.Kinds(), knative.Builder{}.Kinds()...)
 
 // workloadFor returns the builder of a mode, chosen once per reconcile.
 func workloadFor(mode v1beta1.DeploymentMode) workload.Builder {
+	if mode == v1beta1.Knative {
+		return knative.Builder{}
+	}
 	return standard.Builder{}
 }
 
 // renderObjects renders every component's workload objects.
 func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 	s.workload = workloadFor(s.mode)
+	if kind := s.workload.Kinds()[0]; r.isOptional(kind) && !r.optional.Present(kind) {
+		s.fail(v1beta1.PredictorComponent, v1beta1.ReasonMissingCRD, fmt.Sprintf(
+			"the CRD %s is not installed, and the InferenceService uses Knative mode; install Knative Serving or use Standard mode", crdOf(kind)))
+		return nil
+	}
 	for _, c := range s.comps {
 		objs, err := s.workload.Objects(c)
 		if err != nil {
@@ -32,7 +41,7 @@ func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 		if c.Type == v1beta1.PredictorComponent && pinned(s) {
 			// disable-auto-update: leave the running predictor as it is until
 			// the InferenceService itself changes.
-			objs = withoutKind(objs, standard.DeploymentKind)
+			objs = withoutKind(objs, s.workload.Kinds()[0])
 		}
 		s.objects = append(s.objects, objs...)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
@@ -29,7 +30,8 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 		return fmt.Errorf("plan routes: %w", err)
 	}
 	s.plan = plan
-	if !plan.External {
+	if !plan.External || s.mode == v1beta1.Knative {
+		// Knative routes its Services itself.
 		return nil
 	}
 	router := routerFor(&s.cfg.Ingress)
@@ -77,13 +79,13 @@ func crdOf(gvk schema.GroupVersionKind) string {
 	return gvk.String()
 }
 
-// pruneKinds are the child kinds pruned: the workload's, the Ingress, and the
-// optional kinds whose CRD exists.
+// pruneKinds are the child kinds pruned: the workloads', the Ingress, less
+// the optional kinds whose CRD is absent.
 func (r *Reconciler) pruneKinds() []schema.GroupVersionKind {
-	kinds := append(append([]schema.GroupVersionKind{}, standardKinds...), kubeingress.IngressKind)
-	for _, k := range optionalKinds {
-		if r.optional.Present(k.gvk) {
-			kinds = append(kinds, k.gvk)
+	var kinds []schema.GroupVersionKind
+	for _, k := range append(append([]schema.GroupVersionKind{}, workloadKinds...), kubeingress.IngressKind, gatewayapi.HTTPRouteKind) {
+		if !r.isOptional(k) || r.optional.Present(k) {
+			kinds = append(kinds, k)
 		}
 	}
 	return kinds

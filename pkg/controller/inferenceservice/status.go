@@ -35,7 +35,11 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, gen)
 		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
 		setAddresses(&st, s.plan)
-		setIngressReadyCondition(&st, s, gen)
+		if s.mode == v1beta1.Knative {
+			setKnativeStatus(&st, s, gen)
+		} else {
+			setIngressReadyCondition(&st, s, gen)
+		}
 		if st.DeploymentMode == "" {
 			st.DeploymentMode = s.mode
 		}

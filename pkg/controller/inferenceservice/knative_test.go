@@ -1,0 +1,109 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+func getKsvc(ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("serving.knative.dev/v1")
+	u.SetKind("Service")
+	return u, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
+}
+
+// playKnative writes the status Knative would write for a ready revision.
+func playKnative(t *testing.T, ns, name, revision string) {
+	t.Helper()
+	ksvc, err := getKsvc(ns, name)
+	require.NoError(t, err)
+	cond := func(typ string) map[string]any {
+		return map[string]any{"type": typ, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+	}
+	ksvc.Object["status"] = map[string]any{
+		"observedGeneration":        ksvc.GetGeneration(),
+		"url":                       "http://" + name + "." + ns + ".knative.example.com",
+		"latestReadyRevisionName":   revision,
+		"latestCreatedRevisionName": revision,
+		"conditions":                []any{cond("Ready"), cond("ConfigurationsReady"), cond("RoutesReady")},
+		"traffic":                   []any{map[string]any{"revisionName": revision, "latestRevision": true, "percent": int64(100)}},
+	}
+	require.NoError(t, k8s.Status().Update(context.Background(), ksvc))
+}
+
+func TestKnativeMode(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "kn-sklearn", "sklearn-kn")
+	createISVC(t, ns, "kn", "sklearn-kn", withAnnotation(v1beta1.DeploymentModeAnnotation, "Serverless"),
+		withPredictor(func(p *v1beta1.PredictorSpec) {
+			p.MinReplicas = ptr.To[int32](0)
+			p.MaxReplicas = 4
+			p.ScaleMetric = ptr.To(v1beta1.ScaleMetricConcurrency)
+			p.ScaleTarget = ptr.To[int32](10)
+			p.ContainerConcurrency = ptr.To[int64](20)
+		}))
+	eventually(t, "MissingCRD without Knative", func() bool {
+		return hasCondition(getISVC(t, ns, "kn"), v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonMissingCRD)
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "kn"), v1beta1.ConditionReady).Message, "services.serving.knative.dev is not installed")
+
+	paths, err := testenv.UpstreamCRDPaths()
+	require.NoError(t, err)
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths[1:2]})
+	require.NoError(t, err)
+	eventually(t, "the Knative Service", func() bool { _, err := getKsvc(ns, "kn-predictor"); return err == nil })
+	assert.False(t, exists(&appsv1.Deployment{}, ns, "kn-predictor"), "no Deployment in Knative mode")
+
+	ksvc, _ := getKsvc(ns, "kn-predictor")
+	annotations, _, _ := unstructured.NestedStringMap(ksvc.Object, "spec", "template", "metadata", "annotations")
+	assert.Equal(t, map[string]string{"autoscaling.knative.dev/class": "kpa.autoscaling.knative.dev", "autoscaling.knative.dev/min-scale": "0",
+		"autoscaling.knative.dev/max-scale": "4", "autoscaling.knative.dev/metric": "concurrency", "autoscaling.knative.dev/target": "10",
+		"serving.serval.dev/deploymentMode": "Knative"}, annotations, "the mode alias normalised in memory")
+	cc, _, _ := unstructured.NestedInt64(ksvc.Object, "spec", "template", "spec", "containerConcurrency")
+	assert.Equal(t, int64(20), cc)
+	assert.Equal(t, "kn", ksvc.GetLabels()[v1beta1.InferenceServiceLabel])
+
+	playKnative(t, ns, "kn-predictor", "kn-predictor-00001")
+	eventually(t, "Ready from Knative's status", func() bool {
+		return hasCondition(getISVC(t, ns, "kn"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
+	i := getISVC(t, ns, "kn")
+	assert.Equal(t, "http://kn-predictor."+ns+".knative.example.com", i.Status.URL)
+	assert.Equal(t, v1beta1.Knative, i.Status.DeploymentMode)
+	p := i.Status.Components[v1beta1.PredictorComponent]
+	assert.Equal(t, "kn-predictor-00001", p.LatestRolledoutRevision)
+	assert.Equal(t, "kn-predictor-00001", p.LatestReadyRevision)
+
+	updateISVC(t, ns, "kn", func(i *v1beta1.InferenceService) { i.Spec.Predictor.CanaryTrafficPercent = ptr.To[int64](20) })
+	eventually(t, "the canary split", func() bool {
+		ksvc, err := getKsvc(ns, "kn-predictor")
+		if err != nil {
+			return false
+		}
+		traffic, _, _ := unstructured.NestedSlice(ksvc.Object, "spec", "traffic")
+		if len(traffic) != 2 {
+			return false
+		}
+		latest, prev := traffic[0].(map[string]any), traffic[1].(map[string]any)
+		return latest["percent"] == int64(20) && prev["revisionName"] == "kn-predictor-00001" && prev["percent"] == int64(80)
+	})
+
+	updateISVC(t, ns, "kn", func(i *v1beta1.InferenceService) {
+		i.Annotations[v1beta1.DeploymentModeAnnotation] = "Standard"
+	})
+	consistently(t, "the mode stays Knative once deployed", 500e6, func() bool {
+		return getISVC(t, ns, "kn").Status.DeploymentMode == v1beta1.Knative && !exists(&appsv1.Deployment{}, ns, "kn-predictor")
+	})
+}

@@ -1,0 +1,96 @@
+package knative
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+)
+
+// Observe implements workload.Observer from the Knative Service's status:
+// Ready means serving; the rollout is done when the latest created revision
+// is ready and ConfigurationsReady and RoutesReady are True.
+func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
+	ksvc := &unstructured.Unstructured{}
+	ksvc.SetGroupVersionKind(ServiceKind)
+	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace(), Name: c.Name}, ksvc)
+	if apierrors.IsNotFound(err) {
+		return workload.State{NotAvailableMessage: "the Knative Service does not exist yet", RolloutMessage: "waiting for the Knative Service"}, nil
+	}
+	if err != nil {
+		return workload.State{}, fmt.Errorf("get Knative Service %s: %w", c.Name, err)
+	}
+	pods, err := workload.ListPods(ctx, r, c)
+	if err != nil {
+		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
+	}
+	st := workload.State{Problem: workload.FirstPodProblem(pods), Loading: workload.PodsLoading(pods)}
+	status, _, _ := unstructured.NestedMap(ksvc.Object, "status")
+	ready, readyMsg := conditionOf(status, "Ready")
+	configured, _ := conditionOf(status, "ConfigurationsReady")
+	routed, routeMsg := conditionOf(status, "RoutesReady")
+	st.Available, st.NotAvailableMessage = ready, readyMsg
+	st.URL, _, _ = unstructured.NestedString(status, "url")
+	st.LatestReadyRevision, _, _ = unstructured.NestedString(status, "latestReadyRevisionName")
+	st.LatestCreatedRevision, _, _ = unstructured.NestedString(status, "latestCreatedRevisionName")
+	st.Traffic = trafficOf(status)
+	st.RolledOut = ready && configured && routed && st.LatestCreatedRevision != "" && st.LatestCreatedRevision == st.LatestReadyRevision
+	switch {
+	case st.RolledOut:
+	case st.Problem != nil:
+		st.RolloutFailed, st.RolloutMessage = true, st.Problem.String()
+	case !routed && routeMsg != "":
+		st.RolloutMessage = routeMsg
+	default:
+		st.RolloutMessage = "the latest revision is rolling out"
+	}
+	return st, nil
+}
+
+// conditionOf returns whether a Knative condition is True, and its message.
+func conditionOf(status map[string]any, t string) (bool, string) {
+	conds, _, _ := unstructured.NestedSlice(status, "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != t {
+			continue
+		}
+		msg, _ := m["message"].(string)
+		if reason, _ := m["reason"].(string); reason != "" && msg != "" {
+			msg = reason + ": " + msg
+		}
+		return m["status"] == string(corev1.ConditionTrue), msg
+	}
+	return false, "the Knative Service has not reported " + t
+}
+
+func trafficOf(status map[string]any) []v1beta1.TrafficTarget {
+	entries, _, _ := unstructured.NestedSlice(status, "traffic")
+	var out []v1beta1.TrafficTarget
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		t := v1beta1.TrafficTarget{}
+		t.RevisionName, _ = m["revisionName"].(string)
+		t.Tag, _ = m["tag"].(string)
+		t.URL, _ = m["url"].(string)
+		if l, ok := m["latestRevision"].(bool); ok {
+			t.LatestRevision = &l
+		}
+		if p, ok := m["percent"].(int64); ok {
+			t.Percent = &p
+		}
+		out = append(out, t)
+	}
+	return out
+}

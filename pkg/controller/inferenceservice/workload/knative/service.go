@@ -1,0 +1,152 @@
+package knative
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+)
+
+// ServiceKind is the Knative Service.
+var ServiceKind = schema.GroupVersionKind{Group: "serving.knative.dev", Version: "v1", Kind: "Service"}
+
+// Knative's annotations and labels.
+const (
+	classAnnotation    = "autoscaling.knative.dev/class"
+	minScaleAnnotation = "autoscaling.knative.dev/min-scale"
+	maxScaleAnnotation = "autoscaling.knative.dev/max-scale"
+	metricAnnotation   = "autoscaling.knative.dev/metric"
+	targetAnnotation   = "autoscaling.knative.dev/target"
+	visibilityLabel    = "networking.knative.dev/visibility"
+	kpaClass           = "kpa.autoscaling.knative.dev"
+	hpaClass           = "hpa.autoscaling.knative.dev"
+	clusterLocal       = "cluster-local"
+	latestTag, prevTag = "latest", "prev"
+)
+
+// Builder is the Knative-mode workload.Builder.
+type Builder struct{}
+
+// Kinds implements workload.Builder.
+func (Builder) Kinds() []schema.GroupVersionKind { return []schema.GroupVersionKind{ServiceKind} }
+
+// Objects implements workload.Builder.
+func (Builder) Objects(c *components.Component) ([]apply.Object, error) {
+	ksvc, err := MakeService(c)
+	if err != nil {
+		return nil, err
+	}
+	return []apply.Object{{
+		GVK: ServiceKind, Key: types.NamespacedName{Namespace: c.Namespace(), Name: c.Name},
+		Spec: client.ApplyConfigurationFromUnstructured(ksvc),
+	}}, nil
+}
+
+// MakeService returns the Knative Service that runs c.
+func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
+	podSpec, err := toMap(c.Pod)
+	if err != nil {
+		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)
+	}
+	ext := c.Extension
+	if ext.ContainerConcurrency != nil {
+		podSpec["containerConcurrency"] = *ext.ContainerConcurrency
+	}
+	if ext.TimeoutSeconds != nil {
+		podSpec["timeoutSeconds"] = *ext.TimeoutSeconds
+	}
+	labels := stringMap(c.Labels)
+	objectLabels := stringMap(c.Labels)
+	if v1beta1.IsClusterLocal(c.Owner) {
+		objectLabels[visibilityLabel] = clusterLocal
+	}
+	owner := c.Owner
+	ksvc := map[string]any{
+		"apiVersion": ServiceKind.GroupVersion().String(),
+		"kind":       ServiceKind.Kind,
+		"metadata": map[string]any{
+			"name": c.Name, "namespace": c.Namespace(), "labels": objectLabels,
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": v1beta1.GroupVersion.String(), "kind": "InferenceService", "name": owner.Name,
+				"uid": string(owner.UID), "controller": true, "blockOwnerDeletion": true,
+			}},
+		},
+		"spec": map[string]any{
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels, "annotations": templateAnnotations(c)},
+				"spec":     podSpec,
+			},
+			"traffic": traffic(c),
+		},
+	}
+	return &unstructured.Unstructured{Object: ksvc}, nil
+}
+
+// templateAnnotations are the component's annotations plus Knative's
+// autoscaling settings, which belong on the revision template.
+func templateAnnotations(c *components.Component) map[string]any {
+	a := stringMap(c.Annotations)
+	ext := c.Extension
+	class := kpaClass
+	if c.AutoscalerClass == v1beta1.AutoscalerHPA {
+		class = hpaClass
+	}
+	a[classAnnotation] = class
+	minScale := int32(1)
+	if ext.MinReplicas != nil {
+		minScale = *ext.MinReplicas
+	}
+	a[minScaleAnnotation] = strconv.Itoa(int(minScale))
+	if ext.MaxReplicas > 0 {
+		a[maxScaleAnnotation] = strconv.Itoa(int(ext.MaxReplicas))
+	}
+	if ext.ScaleMetric != nil {
+		a[metricAnnotation] = string(*ext.ScaleMetric)
+	}
+	if ext.ScaleTarget != nil {
+		a[targetAnnotation] = strconv.Itoa(int(*ext.ScaleTarget))
+	}
+	return a
+}
+
+// traffic sends canaryTrafficPercent to the latest revision and the rest to
+// the last fully rolled-out one; without a canary (or before any rollout),
+// everything to the latest.
+func traffic(c *components.Component) []any {
+	prev := c.Owner.Status.Components[c.Type].LatestRolledoutRevision
+	canary := c.Extension.CanaryTrafficPercent
+	if canary == nil || prev == "" {
+		return []any{map[string]any{"latestRevision": true, "percent": int64(100)}}
+	}
+	return []any{
+		map[string]any{"latestRevision": true, "percent": *canary, "tag": latestTag},
+		map[string]any{"latestRevision": false, "revisionName": prev, "percent": 100 - *canary, "tag": prevTag},
+	}
+}
+
+// toMap converts a typed value to the map form Unstructured holds; the pod
+// spec's zero values are omitted by its JSON tags.
+func toMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	return out, json.Unmarshal(data, &out)
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -3,11 +3,14 @@ package dev
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/sandbox"
 	"github.com/serval-dev/serval/pkg/testenv"
+	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 )
 
 // ManagerNamespace is where the dev manager runs and serval-config lives.
@@ -38,6 +42,12 @@ type Options struct {
 	Out io.Writer
 }
 
+// SandboxOptions are the sandbox settings of `serval dev`: Serval's CRDs
+// and the upstream ones.
+func SandboxOptions(progress io.Writer) sandbox.Options {
+	return sandbox.Options{CRDPaths: []string{"config/crd/bases"}, Scheme: operator.Scheme(), Progress: progress}
+}
+
 // Run runs a dev session until ctx ends (Ctrl-C), or until the sample is
 // Ready with ExitWhenReady. Everything it started is stopped before it returns.
 func Run(ctx context.Context, o Options) error {
@@ -51,9 +61,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{
-		CRDPaths: []string{"config/crd/bases"}, Scheme: operator.Scheme(), Progress: o.Out,
-	})
+	sb, err := sandbox.Start(ctx, SandboxOptions(o.Out))
 	if err != nil {
 		return fmt.Errorf("start the local cluster: %w", err)
 	}
@@ -64,7 +72,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}()
 	mgrCtx, stopManager := context.WithCancel(ctx)
-	managerDone, err := startServal(mgrCtx, sb, root, o.Out)
+	managerDone, err := StartServal(mgrCtx, sb, o.Out)
 	defer func() { stopManager(); <-managerDone }()
 	if err != nil {
 		return err
@@ -84,29 +92,33 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// startServal installs the default runtimes and serval-config and starts the
-// manager; the returned channel closes when the manager has stopped.
-func startServal(ctx context.Context, sb *sandbox.Sandbox, root string, out io.Writer) (<-chan struct{}, error) {
+// StartServal runs Serval in the sandbox as `serval dev` does: the manager
+// in-process with its webhooks registered by URL and its own certificates,
+// then the default runtimes and serval-config (admitted by those webhooks).
+// The returned channel closes when the manager has stopped after ctx ends.
+func StartServal(ctx context.Context, sb *sandbox.Sandbox, out io.Writer) (<-chan struct{}, error) {
 	done := make(chan struct{})
 	fail := func(err error) (<-chan struct{}, error) { close(done); return done, err }
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return fail(err)
+	}
 	c := sb.Client
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ManagerNamespace}}); err != nil {
 		return fail(err)
 	}
-	runtimes, err := filepath.Glob(filepath.Join(root, "config/runtimes/*.yaml"))
+	port, err := freePort()
 	if err != nil {
 		return fail(err)
 	}
-	for _, f := range runtimes {
-		if err := applyFile(ctx, c, f, ""); err != nil {
-			return fail(err)
-		}
-	}
-	fmt.Fprintf(out, "Installed %d ClusterServingRuntimes from config/runtimes.\n", len(runtimes))
-	if err := applyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), ManagerNamespace); err != nil {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := servalwebhook.InstallLocal(ctx, c, filepath.Join(root, "config/webhook/manifests.yaml"), "https://"+addr); err != nil {
 		return fail(err)
 	}
-	mgr, err := operator.New(ctx, sb.Env.Config, operator.Options{Namespace: ManagerNamespace, MetricsAddr: "0", HealthProbeAddr: "0"})
+	mgr, err := operator.New(ctx, sb.Env.Config, operator.Options{
+		Namespace: ManagerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
+		WebhookHost: "127.0.0.1", WebhookPort: port, CertDir: filepath.Join(sb.Dir, "webhook-certs"), CertMode: operator.CertModeSelf,
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -116,13 +128,58 @@ func startServal(ctx context.Context, sb *sandbox.Sandbox, root string, out io.W
 			fmt.Fprintln(out, "manager:", err)
 		}
 	}()
-	fmt.Fprintln(out, "Started the Serval manager.")
-	return done, nil
+	if err := waitServing(ctx, addr); err != nil {
+		return done, err
+	}
+	fmt.Fprintf(out, "Started the Serval manager; admission webhooks at https://%s.\n", addr)
+	return done, install(ctx, c, root, out)
 }
 
-// applyFile creates every document of a YAML file; namespaced objects without
+// install applies the default runtimes and serval-config.
+func install(ctx context.Context, c client.Client, root string, out io.Writer) error {
+	runtimes, err := filepath.Glob(filepath.Join(root, "config/runtimes/*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range runtimes {
+		if err := ApplyFile(ctx, c, f, ""); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Installed %d ClusterServingRuntimes from config/runtimes.\n", len(runtimes))
+	return ApplyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), ManagerNamespace)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitServing waits until the webhook server accepts TLS connections.
+func waitServing(ctx context.Context, addr string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a liveness probe, no data is sent
+		if err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the webhook server did not start on %s", addr)
+}
+
+// ApplyFile creates every document of a YAML file; namespaced objects without
 // a namespace go to defaultNS (or "default").
-func applyFile(ctx context.Context, c client.Client, path, defaultNS string) error {
+func ApplyFile(ctx context.Context, c client.Client, path, defaultNS string) error {
 	objs, err := readObjects(path)
 	if err != nil {
 		return err
@@ -131,7 +188,11 @@ func applyFile(ctx context.Context, c client.Client, path, defaultNS string) err
 		defaultNS = "default"
 	}
 	for _, obj := range objs {
-		if obj.GetNamespace() == "" && obj.GetKind() != "ClusterServingRuntime" {
+		namespaced, err := c.IsObjectNamespaced(obj)
+		if err != nil {
+			return fmt.Errorf("%s %s from %s: %w", obj.GetKind(), obj.GetName(), path, err)
+		}
+		if namespaced && obj.GetNamespace() == "" {
 			obj.SetNamespace(defaultNS)
 		}
 		if err := c.Create(ctx, obj); err != nil {

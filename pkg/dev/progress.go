@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,7 +34,7 @@ func runSample(ctx context.Context, c client.Client, root string, o Options) err
 	if err != nil {
 		return err
 	}
-	if err := applyFile(ctx, c, path, ""); err != nil {
+	if err := ApplyFile(ctx, c, path, ""); err != nil {
 		return err
 	}
 	var isvcName string
@@ -97,7 +98,8 @@ func listChildren(ctx context.Context, c client.Client, isvc *v1beta1.InferenceS
 	svcs := &corev1.ServiceList{}
 	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
 	pods := &corev1.PodList{}
-	for _, l := range []client.ObjectList{deps, svcs, hpas, pods} {
+	ings := &networkingv1.IngressList{}
+	for _, l := range []client.ObjectList{deps, svcs, hpas, pods, ings} {
 		if err := c.List(ctx, l, in, sel); err != nil {
 			return err
 		}
@@ -110,6 +112,9 @@ func listChildren(ctx context.Context, c client.Client, isvc *v1beta1.InferenceS
 	}
 	for _, h := range hpas.Items {
 		lines = append(lines, fmt.Sprintf("HorizontalPodAutoscaler/%s (%d-%d replicas)", h.Name, *h.Spec.MinReplicas, h.Spec.MaxReplicas))
+	}
+	for _, i := range ings.Items {
+		lines = append(lines, fmt.Sprintf("Ingress/%s (host %s)", i.Name, i.Spec.Rules[0].Host))
 	}
 	for _, p := range pods.Items {
 		lines = append(lines, fmt.Sprintf("Pod/%s (%s on %s)", p.Name, p.Status.Phase, p.Spec.NodeName))

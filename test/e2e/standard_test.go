@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -18,62 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/operator"
-	"github.com/serval-dev/serval/pkg/sandbox"
 )
-
-var sb *sandbox.Sandbox
-
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var err error
-	sb, err = sandbox.Start(ctx, sandbox.Options{
-		CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme(), Progress: os.Stderr,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	done := make(chan struct{})
-	code := func() int {
-		if err := sb.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "serval-system"}}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		mgr, err := operator.New(ctx, sb.Env.Config, operator.Options{Namespace: "serval-system", MetricsAddr: "0", HealthProbeAddr: "0"})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				fmt.Fprintln(os.Stderr, "manager:", err)
-			}
-		}()
-		return m.Run()
-	}()
-	cancel()
-	<-done
-	if err := sb.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; component logs in %s", what, sb.LogDir())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
 
 // TestStandardCreateReadyDelete: on a real cluster an InferenceService goes
 // Ready through the controller-manager and kwok, and deleting it
@@ -81,13 +25,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestStandardCreateReadyDelete(t *testing.T) {
 	ctx := context.Background()
 	c := sb.Client
-	csr := &v1alpha1.ClusterServingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "e2e-sklearn"}, Spec: v1alpha1.ServingRuntimeSpec{
-		SupportedModelFormats: []v1alpha1.SupportedModelFormat{{Name: "sklearn", AutoSelect: ptr.To(true), Priority: ptr.To[int32](1)}},
-		ProtocolVersions:      []v1beta1.Protocol{v1beta1.ProtocolV1},
-		ServingRuntimePodSpec: v1alpha1.ServingRuntimePodSpec{Containers: []corev1.Container{{
-			Name: "kserve-container", Image: "kserve/sklearnserver:v0.15.2", Args: []string{"--model_name={{.Name}}"}}}},
-	}}
-	require.NoError(t, c.Create(ctx, csr))
 	isvc := &v1beta1.InferenceService{
 		ObjectMeta: metav1.ObjectMeta{Name: "iris", Namespace: "default"},
 		Spec: v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{

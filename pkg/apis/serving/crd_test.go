@@ -90,7 +90,9 @@ func TestSamplesAccepted(t *testing.T) {
 	for _, f := range files {
 		for _, obj := range readObjects(t, f) {
 			t.Run(filepath.Base(f)+"/"+obj.GetName(), func(t *testing.T) {
-				if obj.GetNamespace() == "" && obj.GetKind() != "ClusterServingRuntime" {
+				namespaced, err := env.Client.IsObjectNamespaced(obj)
+				require.NoError(t, err)
+				if namespaced && obj.GetNamespace() == "" {
 					obj.SetNamespace("default")
 				}
 				require.NoError(t, env.Client.Create(context.Background(), obj, client.DryRunAll))

@@ -17,6 +17,9 @@ type PodProblem struct {
 
 func (p PodProblem) String() string {
 	s := fmt.Sprintf("pod %s: container %s: %s", p.Pod, p.Container, p.Reason)
+	if p.Container == "" {
+		s = fmt.Sprintf("pod %s: %s", p.Pod, p.Reason)
+	}
 	if p.Msg != "" {
 		s += ": " + p.Msg
 	}
@@ -40,11 +43,25 @@ func FirstPodProblem(pods []corev1.Pod) *PodProblem {
 		if pod.DeletionTimestamp != nil {
 			continue
 		}
+		if p := unschedulable(pod); p != nil {
+			return p
+		}
 		if p := failingContainer(pod.Name, pod.Status.InitContainerStatuses, true); p != nil {
 			return p
 		}
 		if p := failingContainer(pod.Name, pod.Status.ContainerStatuses, false); p != nil {
 			return p
+		}
+	}
+	return nil
+}
+
+// unschedulable reports a pod the scheduler cannot place, with its reason
+// (no node fits, a missing PersistentVolumeClaim, ...).
+func unschedulable(pod corev1.Pod) *PodProblem {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return &PodProblem{Pod: pod.Name, Reason: c.Reason, Msg: c.Message}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,7 +53,9 @@ func (Builder) Objects(c *components.Component) ([]apply.Object, error) {
 
 // MakeService returns the Knative Service that runs c.
 func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
-	podSpec, err := toMap(c.Pod)
+	pod := c.Pod.DeepCopy()
+	pod.Containers[0].Ports = servingPort(c)
+	podSpec, err := toMap(pod)
 	if err != nil {
 		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)
 	}
@@ -88,6 +91,23 @@ func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
 		},
 	}
 	return &unstructured.Unstructured{Object: ksvc}, nil
+}
+
+// servingPort is the one container port Knative allows: the serving port,
+// named h2c when it is gRPC, which tells Knative to proxy HTTP/2.
+func servingPort(c *components.Component) []corev1.ContainerPort {
+	port := c.ServingPort()
+	for _, p := range c.Ports {
+		if p.ContainerPort != port {
+			continue
+		}
+		name := p.Name
+		if p.GRPC {
+			name = "h2c"
+		}
+		return []corev1.ContainerPort{{Name: name, ContainerPort: port}}
+	}
+	return []corev1.ContainerPort{{ContainerPort: port}}
 }
 
 // templateAnnotations are the component's annotations plus Knative's

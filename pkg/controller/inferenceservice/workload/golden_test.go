@@ -1,0 +1,85 @@
+package workload_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/standard"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func custom(name string, annotations map[string]string, change func(*v1beta1.InferenceServiceSpec)) *v1beta1.InferenceService {
+	i := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "models", UID: "uid-1", Annotations: annotations}}
+	i.Spec.Predictor.Containers = []corev1.Container{{Name: "kserve-container", Image: "example.com/model:1",
+		Ports: []corev1.ContainerPort{{Name: "http1", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9000}}}}
+	if change != nil {
+		change(&i.Spec)
+	}
+	return i
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name    string
+		isvc    *v1beta1.InferenceService
+		builder workload.Builder
+	}{
+		{"standard-hpa", custom("hpa", nil, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](2), 5
+			s.Predictor.ScaleMetric, s.Predictor.ScaleTarget = ptr.To(v1beta1.ScaleMetricMemory), ptr.To[int32](70)
+		}), standard.Builder{}},
+		{"standard-no-autoscaler", custom("fixed", map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas = ptr.To[int32](3)
+			s.Predictor.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}), standard.Builder{}},
+		{"knative-canary", custom("kn", map[string]string{v1beta1.DeploymentModeAnnotation: "Knative"}, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas, s.Predictor.CanaryTrafficPercent = ptr.To[int32](0), ptr.To[int64](10)
+			s.Predictor.ScaleMetric, s.Predictor.TimeoutSeconds = ptr.To(v1beta1.ScaleMetricRPS), ptr.To[int64](120)
+		}), knative.Builder{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.builder == (knative.Builder{}) {
+				tc.isvc.Status.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{
+					v1beta1.PredictorComponent: {LatestRolledoutRevision: "kn-predictor-00001"}}
+			}
+			comps, err := components.Build(components.Inputs{ISVC: tc.isvc, Config: config.Default()})
+			require.NoError(t, err)
+			objs, err := tc.builder.Objects(comps[0])
+			require.NoError(t, err)
+			var out strings.Builder
+			for _, o := range objs {
+				data, err := yaml.Marshal(o.Spec)
+				require.NoError(t, err)
+				out.WriteString("---\n")
+				out.Write(data)
+			}
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, []byte(out.String()), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to create %s", path)
+			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+				t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
+			}
+		})
+	}
+}

@@ -50,16 +50,25 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd), the manager's RB
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
+	@rm -rf charts/serval/crds charts/serval/files && mkdir -p charts/serval/crds charts/serval/files/runtimes
+	cp config/crd/bases/*.yaml charts/serval/crds/
+	cp config/rbac/role.yaml charts/serval/files/role.yaml
+	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
+	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, then fail if generated files drifted from what is committed.
-	@git diff --exit-code -- pkg/apis config || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apis config charts || { echo "generated files are out of date: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 .PHONY: test
-test: controlplane verify ## Run all tests (builds the control plane into bin/ first).
+test: controlplane $(HELM) verify ## Run all tests (builds the control plane and helm into bin/ first).
 	go vet ./...
 	go test $(TEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: controlplane $(HELM) ## Run only the end-to-end tests on the local cluster (test/e2e).
+	go test $(TEST_FLAGS) ./test/e2e/...
 
 ##@ Tools
 
@@ -74,6 +83,12 @@ $(CONTROLLER_GEN):
 $(HELM):
 	@echo "building helm $(HELM_VERSION) into bin/ (about 2 minutes)"
 	GOBIN=$(BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint the chart and render it with default and external-certificate values.
+	$(HELM) lint charts/serval
+	$(HELM) template serval charts/serval --namespace serval-system > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set webhook.certMode=external --set webhook.certSecret=serval-certs > /dev/null
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a Docker engine).

@@ -1,18 +1,16 @@
 package migrate
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/serval-dev/serval/internal/golden"
+)
 
 // goldenInputs are the KServe manifests under testdata, one per feature.
 func goldenInputs(t *testing.T) []string {
@@ -23,18 +21,6 @@ func goldenInputs(t *testing.T) []string {
 	return files
 }
 
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./pkg/migrate -update to create it")
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
-	}
-}
-
 func TestGolden(t *testing.T) {
 	for _, in := range goldenInputs(t) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
@@ -42,13 +28,13 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err)
 			out, findings, err := File(filepath.Base(in), data, Options{})
 			require.NoError(t, err)
-			base := strings.TrimSuffix(in, ".yaml")
-			checkGolden(t, base+".out.golden", out)
+			base := strings.TrimSuffix(filepath.Base(in), ".yaml")
+			golden.Check(t, base+".out", out)
 			var report strings.Builder
 			for _, f := range findings {
 				report.WriteString(f.String() + "\n")
 			}
-			checkGolden(t, base+".findings.golden", []byte(report.String()))
+			golden.Check(t, base+".findings", []byte(report.String()))
 		})
 	}
 }

@@ -6,6 +6,8 @@ package certs
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -144,9 +146,9 @@ func (m *Manager) desired(current map[string][]byte, forceServing bool) (map[str
 		if ca, err = newCA(now, m.CAValidity); err != nil {
 			return nil, false, err
 		}
-		// Keep the old CA in the bundle while certificates it signed may
-		// still be in use.
-		bundle = append(append([]byte{}, ca.certPEM...), old...)
+		// Keep the old CAs that are still valid in the bundle, while
+		// certificates they signed may be in use.
+		bundle = append(append([]byte{}, ca.certPEM...), unexpired(old, now)...)
 		forceServing = true
 	}
 	serving, err := parseKeyPair(current[tlsCertKey], current[tlsKeyKey])
@@ -158,6 +160,20 @@ func (m *Manager) desired(current map[string][]byte, forceServing bool) (map[str
 		return nil, false, err
 	}
 	return map[string][]byte{caCertKey: bundle, caKeyKey: ca.keyPEM, tlsCertKey: serving.certPEM, tlsKeyKey: serving.keyPEM}, true, nil
+}
+
+// unexpired returns the certificates of a PEM bundle that are still valid.
+func unexpired(bundle []byte, now time.Time) []byte {
+	var out []byte
+	for rest := bundle; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return out
+		}
+		if c, err := x509.ParseCertificate(b.Bytes); err == nil && now.Before(c.NotAfter) {
+			out = append(out, pem.EncodeToMemory(b)...)
+		}
+	}
 }
 
 // writeFiles writes the serving pair to the cert dir, atomically and only on

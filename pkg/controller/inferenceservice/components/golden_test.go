@@ -1,13 +1,9 @@
 package components
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,13 +11,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // sklearnRuntime is shaped like KServe's sklearn ClusterServingRuntime.
 func sklearnRuntime() runtime.Runtime {
@@ -134,16 +129,7 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			comps, err := Build(in)
 			require.NoError(t, err)
-			got := renderComponents(t, comps)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, got, 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./... -update to create the golden file")
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s differs from the golden file (-want +got); run with -update and review the diff:\n%s", path, diff)
-			}
+			golden.Check(t, name, renderComponents(t, comps))
 		})
 	}
 }

@@ -1,13 +1,9 @@
 package ingress_test
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
@@ -22,8 +19,6 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/kubeingress"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func isvc(name string, transformer bool, labels map[string]string) *v1beta1.InferenceService {
 	i := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "models", UID: "uid-1", Labels: labels}}
@@ -65,19 +60,6 @@ func render(t *testing.T, b ingress.Builder, p *ingress.Plan) []byte {
 	return []byte(out.String())
 }
 
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
-	}
-}
-
 func TestGolden(t *testing.T) {
 	gateway := map[string]string{"ingress.enableGatewayApi": "true", "ingress.gateway": "gateways/public", "ingress.gatewaySectionName": "https"}
 	with := func(base map[string]string, extra map[string]string) map[string]string {
@@ -108,9 +90,9 @@ func TestGolden(t *testing.T) {
 			ingressCfg := cfgWith(t, tc.data)
 			p := plan(t, tc.isvc, ingressCfg)
 			assert.Equal(t, tc.wantTopURL, p.Top.URL)
-			checkGolden(t, "ingress-"+tc.name, render(t, kubeingress.Builder{Config: &ingressCfg.Ingress}, p))
+			golden.Check(t, "ingress-"+tc.name, render(t, kubeingress.Builder{Config: &ingressCfg.Ingress}, p))
 			gatewayCfg := cfgWith(t, with(gateway, tc.data))
-			checkGolden(t, "httproute-"+tc.name, render(t, gatewayapi.Builder{Config: &gatewayCfg.Ingress}, plan(t, tc.isvc, gatewayCfg)))
+			golden.Check(t, "httproute-"+tc.name, render(t, gatewayapi.Builder{Config: &gatewayCfg.Ingress}, plan(t, tc.isvc, gatewayCfg)))
 		})
 	}
 }

@@ -1,13 +1,9 @@
 package workload_test
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
@@ -22,8 +19,6 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/standard"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func custom(name string, annotations map[string]string, change func(*v1beta1.InferenceServiceSpec)) *v1beta1.InferenceService {
 	i := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "models", UID: "uid-1", Annotations: annotations}}
@@ -71,15 +66,7 @@ func TestGolden(t *testing.T) {
 				out.WriteString("---\n")
 				out.Write(data)
 			}
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, []byte(out.String()), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test -update to create %s", path)
-			if diff := cmp.Diff(string(want), out.String()); diff != "" {
-				t.Errorf("%s differs (-want +got); rerun with -update and review:\n%s", path, diff)
-			}
+			golden.Check(t, tc.name, []byte(out.String()))
 		})
 	}
 }

@@ -1,0 +1,88 @@
+package certs
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testManager(now *time.Time) *Manager {
+	m := &Manager{DNSNames: []string{"svc.ns.svc", "localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
+		CAValidity: 100 * 24 * time.Hour, CertValidity: 40 * 24 * time.Hour, RenewBefore: 10 * 24 * time.Hour,
+		Now: func() time.Time { return *now }}
+	m.defaults()
+	return m
+}
+
+func certsIn(t *testing.T, bundle []byte) []*x509.Certificate {
+	t.Helper()
+	var out []*x509.Certificate
+	for rest := bundle; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return out
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		require.NoError(t, err)
+		out = append(out, c)
+	}
+}
+
+func TestDesired(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := testManager(&now)
+
+	first, changed, err := m.desired(nil, false)
+	require.NoError(t, err)
+	require.True(t, changed, "nothing stored: create")
+	serving := certsIn(t, first[tlsCertKey])[0]
+	assert.ElementsMatch(t, []string{"svc.ns.svc", "localhost"}, serving.DNSNames)
+	assert.True(t, serving.IPAddresses[0].Equal(net.ParseIP("127.0.0.1")))
+
+	again, changed, err := m.desired(first, false)
+	require.NoError(t, err)
+	assert.False(t, changed, "a valid certificate is reused (a restart)")
+	assert.Equal(t, first, again)
+
+	now = now.Add(31 * 24 * time.Hour) // the serving certificate expires within RenewBefore
+	renewed, changed, err := m.desired(first, false)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.False(t, bytes.Equal(first[tlsCertKey], renewed[tlsCertKey]), "a new serving certificate")
+	assert.Equal(t, first[caCertKey], renewed[caCertKey], "signed by the same CA")
+
+	m.DNSNames = append(m.DNSNames, "other.ns.svc")
+	withName, changed, err := m.desired(renewed, false)
+	require.NoError(t, err)
+	assert.True(t, changed, "a missing name renews the certificate")
+	assert.Contains(t, certsIn(t, withName[tlsCertKey])[0].DNSNames, "other.ns.svc")
+
+	now = now.Add(60 * 24 * time.Hour) // the CA expires within RenewBefore
+	rolled, changed, err := m.desired(withName, false)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	cas := certsIn(t, rolled[caCertKey])
+	require.Len(t, cas, 2, "the new CA, then the old one, while old certificates may be in use")
+	assert.True(t, verifies(cas[0], certsIn(t, rolled[tlsCertKey])[0]), "the new serving certificate is signed by the new CA")
+	assert.Equal(t, certsIn(t, withName[caCertKey])[0].Raw, cas[1].Raw)
+
+	now = now.Add(95 * 24 * time.Hour) // the first CA has expired, the second expires within RenewBefore
+	again, changed, err = m.desired(rolled, false)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Len(t, certsIn(t, again[caCertKey]), 2, "expired CAs leave the bundle, so it does not grow")
+}
+
+func TestDesiredReplacesGarbage(t *testing.T) {
+	now := time.Now()
+	data, changed, err := testManager(&now).desired(map[string][]byte{caCertKey: []byte("junk"), tlsCertKey: []byte("junk")}, false)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.NotEmpty(t, certsIn(t, data[tlsCertKey]))
+}

@@ -70,6 +70,10 @@ test: controlplane $(HELM) verify ## Run all tests (builds the control plane and
 test-e2e: controlplane $(HELM) ## Run only the end-to-end tests on the local cluster (test/e2e).
 	go test $(TEST_FLAGS) ./test/e2e/...
 
+.PHONY: bench
+bench: ## Run the benchmarks (docs/benchmarks.md shows the figures).
+	go test -run '^$$' -bench . -benchmem -count 5 ./pkg/...
+
 ##@ Tools
 
 .PHONY: controlplane

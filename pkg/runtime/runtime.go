@@ -73,9 +73,48 @@ func (r Runtime) bestProtocol() v1beta1.Protocol {
 	return best
 }
 
+// skip is why a runtime cannot serve a request. It holds its parts rather
+// than a message: selection checks every runtime, and formatting a message
+// for each would be most of its cost. String builds the text when needed.
+type skip struct {
+	kind   skipKind
+	detail string
+	format v1beta1.ModelFormat
+}
+
+type skipKind int
+
+const (
+	noSkip skipKind = iota
+	skipFormat
+	skipVersion
+	skipDisabled
+	skipMultiModel
+	skipAutoSelectOff
+	skipProtocol
+)
+
+func (s skip) String() string {
+	switch s.kind {
+	case skipFormat:
+		return "does not support format " + s.format.Name
+	case skipVersion:
+		return "does not support version " + *s.format.Version + " of " + s.format.Name
+	case skipDisabled:
+		return "disabled"
+	case skipMultiModel:
+		return "multi-model"
+	case skipAutoSelectOff:
+		return "autoSelect is off for " + s.format.Name
+	case skipProtocol:
+		return "does not support protocol " + s.detail
+	}
+	return ""
+}
+
 // formatEntry returns the runtime's entry for the model format, if any: same
 // name and, when the model gives a version, a matching version.
-func (r Runtime) formatEntry(f v1beta1.ModelFormat) (*v1alpha1.SupportedModelFormat, string) {
+func (r Runtime) formatEntry(f v1beta1.ModelFormat) (*v1alpha1.SupportedModelFormat, skip) {
 	nameSeen := false
 	for i := range r.Spec.SupportedModelFormats {
 		entry := &r.Spec.SupportedModelFormats[i]
@@ -84,13 +123,13 @@ func (r Runtime) formatEntry(f v1beta1.ModelFormat) (*v1alpha1.SupportedModelFor
 		}
 		nameSeen = true
 		if f.Version == nil || versionMatches(entry.Version, *f.Version) {
-			return entry, ""
+			return entry, skip{}
 		}
 	}
 	if nameSeen {
-		return nil, "does not support version " + *f.Version + " of " + f.Name
+		return nil, skip{kind: skipVersion, format: f}
 	}
-	return nil, "does not support format " + f.Name
+	return nil, skip{kind: skipFormat, format: f}
 }
 
 // versionMatches: a runtime version matches the model's version when equal,

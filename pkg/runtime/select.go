@@ -96,7 +96,7 @@ func selectExplicit(req Request, runtimes []Runtime) (*Selection, error) {
 		return nil, fail(v1beta1.RuntimeMultiModel, "is a multi-model runtime, which Serval does not serve")
 	}
 	if entry, why := found.formatEntry(req.ModelFormat); entry == nil {
-		return nil, fail(v1beta1.RuntimeUnsupportedModelFormat, why)
+		return nil, fail(v1beta1.RuntimeUnsupportedModelFormat, why.String())
 	}
 	protocol, ok := explicitProtocol(req, *found)
 	if !ok {
@@ -130,34 +130,31 @@ func keepPrevious(req Request, runtimes []Runtime) *Selection {
 		if r.Name != prev.Name || r.Namespaced != prev.Namespaced {
 			continue
 		}
-		if _, why := autoSelectable(r, req.ModelFormat); why == "" && r.supportsProtocol(protocol) {
+		if _, why := autoSelectable(r, req.ModelFormat); why.kind == noSkip && r.supportsProtocol(protocol) {
 			return &Selection{Runtime: r, Protocol: protocol, Sticky: true}
 		}
 	}
 	return nil
 }
 
-// autoSelectable returns the format entry when the runtime may be auto-selected
-// for the format, else why not.
-func autoSelectable(r Runtime, f v1beta1.ModelFormat) (*entryRef, string) {
+// autoSelectable returns the priority of the format entry when the runtime
+// may be auto-selected for the format, else why not.
+func autoSelectable(r Runtime, f v1beta1.ModelFormat) (int32, skip) {
 	switch {
 	case r.Spec.IsDisabled():
-		return nil, "disabled"
+		return 0, skip{kind: skipDisabled}
 	case r.Spec.IsMultiModel():
-		return nil, "multi-model"
+		return 0, skip{kind: skipMultiModel}
 	}
 	entry, why := r.formatEntry(f)
 	if entry == nil {
-		return nil, why
+		return 0, why
 	}
 	if entry.AutoSelect == nil || !*entry.AutoSelect {
-		return nil, "autoSelect is off for " + f.Name
+		return 0, skip{kind: skipAutoSelectOff, format: f}
 	}
-	return &entryRef{priority: priority(entry)}, ""
+	return priority(entry), skip{}
 }
-
-// entryRef is what ordering needs of a runtime's format entry.
-type entryRef struct{ priority int32 }
 
 // candidate is an auto-selectable runtime with its ordering keys.
 type candidate struct {
@@ -168,17 +165,12 @@ type candidate struct {
 
 func selectAuto(req Request, runtimes []Runtime) (*Selection, error) {
 	var candidates, v1 []candidate
-	var skipped []string
 	for _, r := range runtimes {
-		ref, why := autoSelectable(r, req.ModelFormat)
-		if why == "" && req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
-			why = "does not support protocol " + string(*req.Protocol)
-		}
-		if why != "" {
-			skipped = append(skipped, r.String()+": "+why)
+		prio, why := autoSelectable(r, req.ModelFormat)
+		if why.kind != noSkip || req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
 			continue
 		}
-		c := candidate{runtime: r, priority: ref.priority, protocol: r.bestProtocol()}
+		c := candidate{runtime: r, priority: prio, protocol: r.bestProtocol()}
 		if req.Protocol != nil {
 			c.protocol = *req.Protocol
 		}
@@ -194,7 +186,7 @@ func selectAuto(req Request, runtimes []Runtime) (*Selection, error) {
 		candidates = v1
 	}
 	if len(candidates) == 0 {
-		return nil, &SelectionError{v1beta1.NoSupportingRuntime, noRuntimeMessage(req, skipped)}
+		return nil, &SelectionError{v1beta1.NoSupportingRuntime, noRuntimeMessage(req, skipReasons(req, runtimes))}
 	}
 	sortCandidates(candidates)
 	best := candidates[0]
@@ -220,6 +212,21 @@ func sortCandidates(cs []candidate) {
 		}
 		return a.runtime.Name < b.runtime.Name
 	})
+}
+
+// skipReasons says why each runtime was skipped. It runs only when selection
+// fails: formatting reasons for every runtime on each successful selection
+// would be most of its cost.
+func skipReasons(req Request, runtimes []Runtime) []string {
+	skipped := make([]string, 0, len(runtimes))
+	for _, r := range runtimes {
+		_, why := autoSelectable(r, req.ModelFormat)
+		if why.kind == noSkip && req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
+			why = skip{kind: skipProtocol, detail: string(*req.Protocol)}
+		}
+		skipped = append(skipped, r.String()+": "+why.String())
+	}
+	return skipped
 }
 
 func noRuntimeMessage(req Request, skipped []string) string {

@@ -24,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -65,6 +66,9 @@ type Options struct {
 	WebhookServiceName string
 	// CertRotationInterval is how often CertModeSelf checks the certificate.
 	CertRotationInterval time.Duration
+	// SkipNameValidation allows a second manager in the same process (tests);
+	// controller-runtime otherwise refuses duplicate controller names.
+	SkipNameValidation bool
 }
 
 // The certificate modes.
@@ -149,6 +153,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer: server,
+		Controller:    ctrlconfig.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Scheme:        Scheme(),
 		Cache:         cacheOptions(o, routes, ksvcs),
 		// Unstructured reads (Knative Services) come from the cache too.

@@ -23,7 +23,11 @@ func TestCreateToReady(t *testing.T) {
 	createClusterRuntime(t, "ready-sklearn", "sklearn-ready")
 	isvc := createISVC(t, ns, "iris", "sklearn-ready")
 
-	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "iris-predictor") })
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	eventually(t, "the Deployment, Service and HPA", func() bool {
+		return exists(&appsv1.Deployment{}, ns, "iris-predictor") && exists(&corev1.Service{}, ns, "iris-predictor") &&
+			exists(hpa, ns, "iris-predictor")
+	})
 	dep, _ := getDeployment(ns, "iris-predictor")
 	ref := metav1.GetControllerOf(dep)
 	require.NotNil(t, ref)
@@ -36,9 +40,6 @@ func TestCreateToReady(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "storage-initializer", dep.Spec.Template.Spec.InitContainers[0].Name)
-	assert.True(t, exists(&corev1.Service{}, ns, "iris-predictor"))
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-	require.True(t, exists(hpa, ns, "iris-predictor"))
 	assert.Equal(t, int32(1), *hpa.Spec.MinReplicas)
 	assert.Equal(t, int32(80), *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization)
 

@@ -2,6 +2,7 @@ package inferenceservice_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,6 +151,8 @@ func TestConfigChangeRerenders(t *testing.T) {
 		return dep.Spec.Template.Spec.InitContainers[0].Image
 	}
 	eventually(t, "the default initializer", func() bool { return initImage() == "kserve/storage-initializer:v0.15.2" })
+	makeAvailable(t, ns, "cfg-predictor")
+	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "cfg"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
 		Data: map[string]string{"storageInitializer.image": "example.com/init:2"}}
 	require.NoError(t, k8s.Create(context.Background(), cm))
@@ -159,6 +162,18 @@ func TestConfigChangeRerenders(t *testing.T) {
 	cm.Data = map[string]string{"storageInitializer.image": "example.com/init:3", "resources.cpuLimit": "lots"}
 	require.NoError(t, k8s.Update(context.Background(), cm))
 	consistently(t, "the last good config in force", time.Second, func() bool { return initImage() == "example.com/init:2" })
+	eventually(t, "the ConfigValid condition naming the key", func() bool {
+		c := cond(getISVC(t, ns, "cfg"), v1beta1.ConditionConfigValid)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1beta1.ReasonInvalidConfig &&
+			strings.Contains(c.Message, `serval-config key resources.cpuLimit: "lots" is not a resource quantity`)
+	})
+	assert.True(t, hasCondition(getISVC(t, ns, "cfg"), v1beta1.ConditionReady, metav1.ConditionTrue, ""),
+		"a rejected config does not make a serving InferenceService unready")
+	cm.Data = map[string]string{"storageInitializer.image": "example.com/init:3"}
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	eventually(t, "the fixed config applied and the condition gone", func() bool {
+		return initImage() == "example.com/init:3" && cond(getISVC(t, ns, "cfg"), v1beta1.ConditionConfigValid) == nil
+	})
 }
 
 // TestForeignWritersCauseNoRevertAndNoLoop: labels others add stay, and the

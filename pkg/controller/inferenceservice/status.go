@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
@@ -47,6 +48,7 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	removeAbsentComponents(&st, s.defaulted)
 	setReadyCondition(&st, s.defaulted, s.failure, gen)
 	setRuntime(&st, s)
+	setConfigValidCondition(&st, s.cfgErrors, gen)
 	if s.reconciled {
 		st.ObservedGeneration = gen
 	}
@@ -204,6 +206,17 @@ func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.Inferen
 	}
 	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, v1beta1.ReasonComponentsNotReady,
 		"not ready: "+strings.Join(notReady, "; "), gen))
+}
+
+// setConfigValidCondition reports a rejected serval-config, naming each bad
+// key; the condition goes away once the config is fixed.
+func setConfigValidCondition(st *v1beta1.InferenceServiceStatus, errs []config.KeyError, gen int64) {
+	if len(errs) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionConfigValid)
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionConfigValid, false, v1beta1.ReasonInvalidConfig,
+		"the last good configuration is in force: "+config.Describe(errs), gen))
 }
 
 // setRuntime records the chosen runtime and protocol.

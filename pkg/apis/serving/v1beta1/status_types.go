@@ -219,6 +219,10 @@ const (
 	ConditionLatestDeploymentReady = "LatestDeploymentReady"
 	// ConditionIngressReady is True when the route to the InferenceService is ready.
 	ConditionIngressReady = "IngressReady"
+	// ConditionConfigValid is False while serval-config has a bad value and
+	// the last good configuration is in force; absent otherwise. It is not
+	// part of Ready.
+	ConditionConfigValid = "ConfigValid"
 )
 
 // Condition reasons of an InferenceService. Failure reasons above are also

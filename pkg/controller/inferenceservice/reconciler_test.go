@@ -152,7 +152,9 @@ func TestConfigChangeRerenders(t *testing.T) {
 	}
 	eventually(t, "the default initializer", func() bool { return initImage() == "kserve/storage-initializer:v0.15.2" })
 	makeAvailable(t, ns, "cfg-predictor")
-	eventually(t, "Ready", func() bool { return hasCondition(getISVC(t, ns, "cfg"), v1beta1.ConditionReady, metav1.ConditionTrue, "") })
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, "cfg"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
 		Data: map[string]string{"storageInitializer.image": "example.com/init:2"}}
 	require.NoError(t, k8s.Create(context.Background(), cm))

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,18 +23,11 @@ import (
 // script it: it exits 0 with the sample Ready and leaves no process and no
 // directory behind.
 func TestDevExitWhenReady(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "serval")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/serval")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-
+	root, bin := buildServal(t)
 	cmd := exec.Command(bin, "dev", "--exit-when-ready")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "SERVAL_ROOT="+root)
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "serval dev: %s", out)
 	text := string(out)
 	assert.Contains(t, text, "Applied sample sklearn: InferenceService default/sklearn-iris")
@@ -40,13 +36,84 @@ func TestDevExitWhenReady(t *testing.T) {
 	assert.Contains(t, text, "no model is actually loaded")
 	assert.Regexp(t, `bin/kubectl --kubeconfig \S+/kubeconfig`, text)
 
-	dir := regexp.MustCompile(`kubeconfig (\S+)/kubeconfig`).FindStringSubmatch(text)
-	require.Len(t, dir, 2, text)
-	_, err = os.Stat(dir[1])
+	assertNothingLeft(t, text)
+}
+
+// TestDevStopsOnInterrupt runs `serval dev --no-sample` and interrupts it
+// as Ctrl-C would: it exits 0 and leaves no process and no directory.
+func TestDevStopsOnInterrupt(t *testing.T) {
+	root, bin := buildServal(t)
+	cmd := exec.Command(bin, "dev", "--no-sample")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SERVAL_ROOT="+root)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	waitFor(t, "serval dev to be up", func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") })
+	assert.NotContains(t, out.String(), "Applied sample")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, cmd.Wait(), "serval dev after Ctrl-C: %s", out.String())
+	assert.Contains(t, out.String(), "Stopping the local cluster...")
+	assertNothingLeft(t, out.String())
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildServal builds cmd/serval once per test binary.
+func buildServal(t *testing.T) (root, bin string) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "serval-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "serval")
+		build := exec.Command("go", "build", "-o", builtBin, "./cmd/serval")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return root, builtBin
+}
+
+// assertNothingLeft checks that the dev sandbox named in the output left no
+// directory and no process behind.
+func assertNothingLeft(t *testing.T, output string) {
+	t.Helper()
+	dir := regexp.MustCompile(`kubeconfig (\S+)/kubeconfig`).FindStringSubmatch(output)
+	require.Len(t, dir, 2, output)
+	_, err := os.Stat(dir[1])
 	assert.True(t, os.IsNotExist(err), "the sandbox directory %s is removed", dir[1])
 	for _, pid := range leftovers(t, dir[1]) {
 		assert.False(t, sandbox.Alive(pid), "process %d of the dev sandbox still runs", pid)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writing process and a reading test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // leftovers returns the PIDs of processes whose command line mentions dir.

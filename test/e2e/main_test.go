@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 	}
 	cancel()
 	<-done
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
 	if err := sb.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1

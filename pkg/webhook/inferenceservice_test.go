@@ -10,7 +10,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -134,5 +133,3 @@ func TestWedgedObjectAcceptsAnUnrelatedUpdate(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-var _ client.Object = &v1beta1.InferenceService{}

@@ -3,7 +3,6 @@ package components
 import (
 	"testing"
 
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 )
 
@@ -18,5 +17,4 @@ func BenchmarkBuild(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	_ = v1beta1.PredictorComponent
 }

@@ -117,7 +117,7 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	eventually(t, "Ready", func() bool {
 		return hasCondition(getISVC(t, ns, "idle"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
 	})
-	time.Sleep(500 * time.Millisecond)
+	quiesce(t, ns)
 	createWrites := writes.since(start, ns)
 	t.Logf("writes from create to Ready: %d: %v", len(createWrites), createWrites)
 
@@ -130,7 +130,7 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	require.NoError(t, k8s.Create(context.Background(), cm))
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
 	eventually(t, "the re-reconcile", func() bool { return applySkips(t) >= skipsBefore+5 })
-	time.Sleep(300 * time.Millisecond)
+	quiesce(t, ns)
 	idle := writes.since(before, ns)
 	t.Logf("writes of the idle re-reconcile: %d", len(idle))
 	assert.Empty(t, idle, "an idle re-reconcile writes nothing")

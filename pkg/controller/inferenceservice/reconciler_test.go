@@ -193,7 +193,7 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 	dep, _ := getDeployment(ns, "foreign-predictor")
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"platform"},"annotations":{"cost-center":"42"}},"spec":{"replicas":4}}`))
 	require.NoError(t, k8s.Patch(context.Background(), dep, patch, client.FieldOwner("someone-else")))
-	time.Sleep(300 * time.Millisecond) // let the reconcile the change triggers settle
+	quiesce(t, ns) // the reconcile the change triggers re-applies once
 	before := writes.total.Load()
 	consistently(t, "foreign labels and replicas kept", 2*time.Second, func() bool {
 		d, err := getDeployment(ns, "foreign-predictor")

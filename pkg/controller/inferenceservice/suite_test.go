@@ -64,6 +64,24 @@ func (w *writeCounter) since(n int64, ns string) []string {
 	return out
 }
 
+// quiesce waits until no write into ns has been made for 700ms: reconciles
+// triggered earlier have settled, so a window counted from now measures only
+// what happens next, even on a loaded machine.
+func quiesce(t *testing.T, ns string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last, stableSince := len(writes.since(0, ns)), time.Now()
+	for time.Since(stableSince) < 700*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes into %s did not settle", ns)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if n := len(writes.since(0, ns)); n != last {
+			last, stableSince = n, time.Now()
+		}
+	}
+}
+
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -101,6 +101,7 @@ func TestGatewayAPI(t *testing.T) {
 	})
 	assert.Contains(t, cond(getISVC(t, ns, "gw"), v1beta1.ConditionIngressReady).Message, "httproutes.gateway.networking.k8s.io is not installed")
 	eventually(t, "the Ingress pruned after switching to Gateway API", func() bool { return !exists(&networkingv1.Ingress{}, ns, "gw") })
+	quiesce(t, ns)
 	before := writes.total.Load()
 	time.Sleep(time.Second)
 	assert.Empty(t, writes.since(before, ns), "no requeue storm while the CRD is missing")

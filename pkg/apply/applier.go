@@ -103,6 +103,10 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) err
 			return &ConflictError{Object: obj, Owner: controllerName(ref)}
 		}
 	}
+	if obj.Frozen && live != nil {
+		a.counts.Skip(obj.GVK.Kind)
+		return nil
+	}
 	hash, err := obj.hash()
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ type Object struct {
 	// OmitsReplicas marks a Deployment whose replicas an autoscaler owns; the
 	// apply step hands the field over before Serval stops sending it.
 	OmitsReplicas bool
+	// Frozen keeps the live object as it is: not written while it exists
+	// (created only when missing), and still desired, so never pruned.
+	Frozen bool
 }
 
 // String names the object for messages: Kind namespace/name.

@@ -201,3 +201,33 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 	})
 	assert.Empty(t, writes.since(before, ns), "no writes while nothing changes")
 }
+
+// TestDisableAutoUpdatePinsThePredictor: with disable-auto-update a runtime
+// update neither rolls nor removes the running predictor; a change of the
+// InferenceService itself does roll it onto the updated runtime.
+func TestDisableAutoUpdatePinsThePredictor(t *testing.T) {
+	ns := newNamespace(t)
+	rt := createClusterRuntime(t, "pin-sklearn", "sklearn-pin", withImage("example.com/pin:1"))
+	createISVC(t, ns, "pin", "sklearn-pin", withAnnotation(v1beta1.DisableAutoUpdateAnnotation, "true"))
+	image := func() string {
+		dep, err := getDeployment(ns, "pin-predictor")
+		if err != nil {
+			return ""
+		}
+		return dep.Spec.Template.Spec.Containers[0].Image
+	}
+	eventually(t, "the Deployment on the runtime's image", func() bool { return image() == "example.com/pin:1" })
+	eventually(t, "the spec reconciled", func() bool {
+		i := getISVC(t, ns, "pin")
+		return i.Status.ObservedGeneration == i.Generation && i.Status.DeploymentMode != ""
+	})
+
+	rt.Spec.Containers[0].Image = "example.com/pin:2"
+	require.NoError(t, k8s.Update(context.Background(), rt))
+	consistently(t, "the pinned predictor kept as it runs", 1500*time.Millisecond, func() bool { return image() == "example.com/pin:1" })
+
+	updateISVC(t, ns, "pin", func(i *v1beta1.InferenceService) {
+		i.Spec.Predictor.Model.Env = []corev1.EnvVar{{Name: "ROLL", Value: "1"}}
+	})
+	eventually(t, "a spec change to roll onto the updated runtime", func() bool { return image() == "example.com/pin:2" })
+}

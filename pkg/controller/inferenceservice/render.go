@@ -40,8 +40,9 @@ func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 		}
 		if c.Type == v1beta1.PredictorComponent && pinned(s) {
 			// disable-auto-update: leave the running predictor as it is until
-			// the InferenceService itself changes.
-			objs = withoutKind(objs, s.workload.Kinds()[0])
+			// the InferenceService itself changes. It stays desired, so the
+			// prune step keeps it.
+			freeze(objs, s.workload.Kinds()[0])
 		}
 		s.objects = append(s.objects, objs...)
 	}
@@ -57,12 +58,11 @@ func pinned(s *scope) bool {
 		s.isvc.Status.DeploymentMode != ""
 }
 
-func withoutKind(objs []apply.Object, gvk schema.GroupVersionKind) []apply.Object {
-	out := objs[:0:0]
-	for _, o := range objs {
-		if o.GVK != gvk {
-			out = append(out, o)
+// freeze marks the objects of a kind as kept as they run.
+func freeze(objs []apply.Object, gvk schema.GroupVersionKind) {
+	for i := range objs {
+		if objs[i].GVK == gvk {
+			objs[i].Frozen = true
 		}
 	}
-	return out
 }

@@ -3,6 +3,7 @@ package inferenceservice_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,7 +109,14 @@ func TestKnativeMode(t *testing.T) {
 	updateISVC(t, ns, "kn", func(i *v1beta1.InferenceService) {
 		i.Annotations[v1beta1.DeploymentModeAnnotation] = "Standard"
 	})
-	consistently(t, "the mode stays Knative once deployed", 500e6, func() bool {
-		return getISVC(t, ns, "kn").Status.DeploymentMode == v1beta1.Knative && !exists(&appsv1.Deployment{}, ns, "kn-predictor")
+	consistently(t, "the mode stays Knative once deployed, autoscaler included", time.Second, func() bool {
+		ksvc, err := getKsvc(ns, "kn-predictor")
+		if err != nil {
+			return false
+		}
+		class, _, _ := unstructured.NestedString(ksvc.Object, "spec", "template", "metadata", "annotations", "autoscaling.knative.dev/class")
+		i := getISVC(t, ns, "kn")
+		return i.Status.DeploymentMode == v1beta1.Knative && !exists(&appsv1.Deployment{}, ns, "kn-predictor") &&
+			class == "kpa.autoscaling.knative.dev" && hasCondition(i, v1beta1.ConditionReady, metav1.ConditionTrue, "")
 	})
 }

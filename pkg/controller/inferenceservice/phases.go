@@ -24,7 +24,14 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 	}
 	s.cfg, s.cfgErrors = cfg, errs
 	s.mode = effectiveMode(s.isvc, cfg.DefaultDeploymentMode)
-	if verr := v1beta1.Validate(s.defaulted, v1beta1.ValidationOptions{DefaultDeploymentMode: s.mode}); len(verr) > 0 {
+	return nil
+}
+
+// validate applies the webhook's rules, against the mode in force: an object
+// that bypassed the webhook is reported rather than half-deployed.
+func (r *Reconciler) validate(_ context.Context, s *scope) error {
+	opts := v1beta1.ValidationOptions{DefaultDeploymentMode: s.cfg.DefaultDeploymentMode, DeployedMode: s.mode}
+	if verr := v1beta1.Validate(s.defaulted, opts); len(verr) > 0 {
 		// The webhook rejects these; an object that bypassed it is reported.
 		s.fail(v1beta1.PredictorComponent, string(v1beta1.InvalidPredictorSpec), verr.ToAggregate().Error())
 		return nil
@@ -86,7 +93,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 		return err
 	}
 	comps, err := components.Build(components.Inputs{
-		ISVC: s.isvc, Config: s.cfg, Runtime: s.selection, ServiceAccountSecrets: secrets,
+		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {

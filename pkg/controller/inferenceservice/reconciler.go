@@ -77,6 +77,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		run  func(context.Context, *scope) error
 	}{
 		{"load config", r.loadConfig},
+		{"validate", r.validate},
 		{"select runtime", r.selectRuntime},
 		{"resolve components", r.resolveComponents},
 		{"render objects", r.renderObjects},

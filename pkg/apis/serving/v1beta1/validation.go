@@ -13,6 +13,18 @@ type ValidationOptions struct {
 	// DefaultDeploymentMode is the mode of an InferenceService without the
 	// deployment-mode annotation (serval-config's deploy.defaultDeploymentMode).
 	DefaultDeploymentMode DeploymentMode
+	// DeployedMode, when set, is the mode the InferenceService runs in
+	// (status.deploymentMode, which never changes): rules are checked against
+	// it whatever the annotation says.
+	DeployedMode DeploymentMode
+}
+
+// modeFor is the mode the rules apply to.
+func (o ValidationOptions) modeFor(isvc *InferenceService) DeploymentMode {
+	if o.DeployedMode != "" {
+		return o.DeployedMode
+	}
+	return DeploymentModeOf(isvc, o.DefaultDeploymentMode)
 }
 
 // knativeRevisionSuffix is the suffix Knative adds to a Service's name to name
@@ -34,7 +46,7 @@ func Validate(isvc *InferenceService, opts ValidationOptions) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateMetadata(isvc)...)
 	errs = append(errs, validatePredictor(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"))...)
-	mode := DeploymentModeOf(isvc, opts.DefaultDeploymentMode)
+	mode := opts.modeFor(isvc)
 	class := AutoscalerClassOf(isvc, mode)
 	for _, c := range isvc.Spec.Components() {
 		path := field.NewPath("spec", string(c))

@@ -169,3 +169,12 @@ func TestNormalizeDeploymentMode(t *testing.T) {
 	_, ok := NormalizeDeploymentMode("ModelMesh")
 	assert.False(t, ok)
 }
+
+// TestValidateAgainstTheDeployedMode: once deployed, the mode in status is the
+// one the rules apply to, whatever the annotation says.
+func TestValidateAgainstTheDeployedMode(t *testing.T) {
+	isvc := makeISVC(withAnnotation(DeploymentModeAnnotation, "Standard"),
+		withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))
+	assert.NotEmpty(t, Validate(isvc, ValidationOptions{}), "Standard mode rejects a canary")
+	assert.Empty(t, Validate(isvc, ValidationOptions{DeployedMode: Knative}), "the deployed Knative mode allows it")
+}

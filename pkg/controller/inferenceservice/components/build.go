@@ -15,6 +15,9 @@ type Inputs struct {
 	// ISVC is the InferenceService as read; Build does not modify it.
 	ISVC   *v1beta1.InferenceService
 	Config *config.Config
+	// Mode is the deployment mode in force, decided once by the caller (it is
+	// sticky once deployed); derived from the annotation and config when empty.
+	Mode v1beta1.DeploymentMode
 	// Runtime is the selection for a model predictor; nil for custom ones.
 	Runtime *runtime.Selection
 	// ServiceAccountSecrets are the Secrets attached to each ServiceAccount the
@@ -43,7 +46,10 @@ func Build(in Inputs) ([]*Component, error) {
 	// The same defaulting as the webhook, in memory only: the reconciler never
 	// writes the InferenceService's spec.
 	v1beta1.Default(isvc)
-	mode := v1beta1.DeploymentModeOf(isvc, in.Config.DefaultDeploymentMode)
+	mode := in.Mode
+	if mode == "" {
+		mode = v1beta1.DeploymentModeOf(isvc, in.Config.DefaultDeploymentMode)
+	}
 	var out []*Component
 	for _, t := range isvc.Spec.Components() {
 		c := &Component{

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -72,15 +73,7 @@ func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta
 	}
 	errs := strictErrors(ctx, &v1beta1.InferenceService{})
 	errs = append(errs, v1beta1.ValidateUpdate(old, isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})...)
-	already := map[string]bool{}
-	for _, e := range configRules(old, cfg) {
-		already[e.Field+"|"+string(e.Type)] = true
-	}
-	for _, e := range configRules(isvc, cfg) {
-		if !already[e.Field+"|"+string(e.Type)] {
-			errs = append(errs, e)
-		}
-	}
+	errs = append(errs, v1beta1.Ratchet(configRules(old, cfg), configRules(isvc, cfg))...)
 	return nil, invalid(isvc, errs)
 }
 
@@ -119,7 +112,7 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name,
 				fmt.Sprintf("the host %q (ingress.domainTemplate) is not valid: %s", host, msg)))
 		}
-		label, _, _ := cut(host, '.')
+		label, _, _ := strings.Cut(host, ".")
 		if len(label) > validation.DNS1123LabelMaxLength {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, fmt.Sprintf(
 				"too long: the host label %q (ingress.domainTemplate) would be %d characters, over the 63 a DNS label allows; shorten the name or the namespace",
@@ -127,15 +120,6 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 		}
 	}
 	return errs
-}
-
-func cut(s string, sep byte) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // invalid turns field errors into the API's Invalid error, whose message

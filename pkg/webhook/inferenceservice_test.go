@@ -133,3 +133,16 @@ func TestWedgedObjectAcceptsAnUnrelatedUpdate(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestHostLabelTooLong: the hosts the configured domain template renders must
+// fit a DNS label; a long namespace makes the predictor's host too long.
+func TestHostLabelTooLong(t *testing.T) {
+	ns := strings.Repeat("h", 50)
+	require.NoError(t, create("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
+	manifest := strings.Replace(isvcYAML("model", "", sklearnModel), "namespace: default", "namespace: "+ns, 1)
+	err := create(manifest)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `too long: the host label "model-predictor-`+ns+`" (ingress.domainTemplate) would be 66 characters, over the 63 a DNS label allows`)
+	require.NoError(t, create(strings.Replace(isvcYAML("model", "  labels: {networking.serval.dev/visibility: cluster-local}\n", sklearnModel),
+		"namespace: default", "namespace: "+ns, 1)), "a cluster-local InferenceService has no host")
+}

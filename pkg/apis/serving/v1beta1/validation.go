@@ -220,22 +220,29 @@ func ValidateUpdate(old, updated *InferenceService, opts ValidationOptions) fiel
 	if opts.DefaultDeploymentMode == "" {
 		opts.DefaultDeploymentMode = Standard
 	}
-	already := map[string]bool{}
-	for _, e := range Validate(old, opts) {
-		already[ratchetKey(e)] = true
-	}
-	var errs field.ErrorList
-	for _, e := range Validate(updated, opts) {
-		if !already[ratchetKey(e)] {
-			errs = append(errs, e)
-		}
-	}
+	errs := Ratchet(Validate(old, opts), Validate(updated, opts))
 	if deployed := old.Status.DeploymentMode; deployed != "" {
 		if mode, ok := NormalizeDeploymentMode(string(deployed)); ok {
 			if now := DeploymentModeOf(updated, opts.DefaultDeploymentMode); now != mode {
 				errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(DeploymentModeAnnotation),
 					fmt.Sprintf("the deployment mode cannot change from %s to %s once deployed; create a new InferenceService instead", mode, now)))
 			}
+		}
+	}
+	return errs
+}
+
+// Ratchet returns the errors of the updated object that the old object did
+// not already have at the same field with the same type.
+func Ratchet(old, updated field.ErrorList) field.ErrorList {
+	already := map[string]bool{}
+	for _, e := range old {
+		already[ratchetKey(e)] = true
+	}
+	var errs field.ErrorList
+	for _, e := range updated {
+		if !already[ratchetKey(e)] {
+			errs = append(errs, e)
 		}
 	}
 	return errs

@@ -183,3 +183,29 @@ func setParentStatus(t *testing.T, ns, name string, resolved metav1.ConditionSta
 	}}
 	require.NoError(t, k8s.Status().Update(context.Background(), route))
 }
+
+// TestForeignIngressIsNotAdopted: a same-named Ingress someone else owns is
+// left alone; the conflict shows on IngressReady, not on a component.
+func TestForeignIngressIsNotAdopted(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "foreign-ing-sklearn", "sklearn-foreign-ing")
+	pathType := networkingv1.PathTypePrefix
+	theirs := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "explainer-demo", Namespace: ns, Labels: map[string]string{v1beta1.InferenceServiceLabel: "explainer-demo"}},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "theirs.example.com", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "theirs", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), theirs))
+	// A name ending in -explainer must not make the route the explainer's.
+	createISVC(t, ns, "explainer-demo", "sklearn-foreign-ing")
+	eventually(t, "the conflict on IngressReady", func() bool {
+		return hasCondition(getISVC(t, ns, "explainer-demo"), v1beta1.ConditionIngressReady, metav1.ConditionFalse, v1beta1.ReasonConflict)
+	})
+	i := getISVC(t, ns, "explainer-demo")
+	assert.Contains(t, cond(i, v1beta1.ConditionIngressReady).Message, "Ingress "+ns+"/explainer-demo exists and is not controlled by this InferenceService")
+	assert.Nil(t, cond(i, v1beta1.ConditionExplainerReady))
+	assert.True(t, hasCondition(i, v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonConflict))
+	ing := &networkingv1.Ingress{}
+	require.True(t, exists(ing, ns, "explainer-demo"))
+	assert.Equal(t, "theirs.example.com", ing.Spec.Rules[0].Host)
+}

@@ -143,7 +143,8 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 	var conflict *apply.ConflictError
 	if errors.As(err, &conflict) {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", conflict.Error())
-		s.fail(componentOf(conflict.Object), v1beta1.ReasonConflict, conflict.Error())
+		// A route belongs to no component: its conflict is reported on IngressReady.
+		s.fail(s.producedBy[conflict.Object.String()], v1beta1.ReasonConflict, conflict.Error())
 		return nil
 	}
 	if err != nil {
@@ -159,14 +160,4 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, "Pruned", "Prune", "deleted %s, no longer desired", d)
 	}
 	return err
-}
-
-// componentOf tells which component a child object belongs to, by its name.
-func componentOf(o apply.Object) v1beta1.ComponentType {
-	for _, c := range []v1beta1.ComponentType{v1beta1.TransformerComponent, v1beta1.ExplainerComponent} {
-		if strings.HasSuffix(o.Key.Name, "-"+string(c)) {
-			return c
-		}
-	}
-	return v1beta1.PredictorComponent
 }

@@ -28,6 +28,7 @@ func workloadFor(mode v1beta1.DeploymentMode) workload.Builder {
 // renderObjects renders every component's workload objects.
 func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 	s.workload = workloadFor(s.mode)
+	s.producedBy = map[string]v1beta1.ComponentType{}
 	if kind := s.workload.Kinds()[0]; r.isOptional(kind) && !r.optional.Present(kind) {
 		s.fail(v1beta1.PredictorComponent, v1beta1.ReasonMissingCRD, fmt.Sprintf(
 			"the CRD %s is not installed, and the InferenceService uses Knative mode; install Knative Serving or use Standard mode", crdOf(kind)))
@@ -43,6 +44,9 @@ func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 			// the InferenceService itself changes. It stays desired, so the
 			// prune step keeps it.
 			freeze(objs, s.workload.Kinds()[0])
+		}
+		for _, o := range objs {
+			s.producedBy[o.String()] = c.Type
 		}
 		s.objects = append(s.objects, objs...)
 	}

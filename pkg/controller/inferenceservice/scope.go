@@ -24,6 +24,9 @@ type scope struct {
 	selection *runtime.Selection
 	comps     []*components.Component
 	objects   []apply.Object
+	// producedBy names the component each workload object belongs to, by
+	// apply.Object.String(); routes belong to none.
+	producedBy map[string]v1beta1.ComponentType
 	// workload is the mode's builder, chosen once; observed is its view of
 	// each component.
 	workload workload.Builder

@@ -64,12 +64,15 @@ func condition(t string, ok bool, reason, msg string, gen int64) metav1.Conditio
 }
 
 // setFailureConditions reports a failure that stopped the reconcile on the
-// component it concerns and in modelStatus.
+// component it concerns (on IngressReady when it concerns a route) and, for
+// the predictor, in modelStatus.
 func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen int64) {
-	if t, ok := componentConditions[f.component]; ok {
-		meta.SetStatusCondition(&st.Conditions, condition(t, false, f.reason, f.message, gen))
+	t, ok := componentConditions[f.component]
+	if !ok {
+		t = v1beta1.ConditionIngressReady
 	}
-	if f.component == v1beta1.PredictorComponent || f.component == "" {
+	meta.SetStatusCondition(&st.Conditions, condition(t, false, f.reason, f.message, gen))
+	if f.component == v1beta1.PredictorComponent {
 		st.ModelStatus.TransitionStatus = v1beta1.TransitionInvalidSpec
 		st.ModelStatus.LastFailureInfo = &v1beta1.FailureInfo{Reason: v1beta1.FailureReason(f.reason), Message: f.message}
 	}

@@ -136,6 +136,32 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	assert.Empty(t, idle, "an idle re-reconcile writes nothing")
 }
 
+// conditionGauge reads serval_inferenceservice_condition for one series;
+// ok is false when the series does not exist.
+func conditionGauge(t *testing.T, ns, name, typ, status string) (value float64, ok bool) {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	require.NoError(t, err)
+	want := map[string]string{"namespace": ns, "name": name, "type": typ, "status": status}
+	for _, f := range families {
+		if f.GetName() != "serval_inferenceservice_condition" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if want[l.GetName()] == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(want) {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
 // applySkips reads serval_apply_total{result="skip"} summed over kinds.
 func applySkips(t *testing.T) float64 {
 	t.Helper()

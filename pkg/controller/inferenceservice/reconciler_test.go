@@ -64,9 +64,25 @@ func TestCreateToReady(t *testing.T) {
 	assert.Equal(t, v1beta1.ModelLoaded, got.Status.ModelStatus.States.ActiveModelState)
 	assert.True(t, hasCondition(got, v1beta1.ConditionLatestDeploymentReady, metav1.ConditionTrue, v1beta1.ReasonRolledOut))
 
+	readyTrue, ok := conditionGauge(t, ns, "iris", v1beta1.ConditionReady, "True")
+	require.True(t, ok, "the condition gauge has the Ready series")
+	assert.Equal(t, 1.0, readyTrue)
+	readyFalse, _ := conditionGauge(t, ns, "iris", v1beta1.ConditionReady, "False")
+	assert.Equal(t, 0.0, readyFalse)
+
 	setDeploymentStatus(t, ns, "iris-predictor", false, true)
 	eventually(t, "Ready False when the Deployment loses availability", func() bool {
 		return hasCondition(getISVC(t, ns, "iris"), v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonComponentsNotReady)
+	})
+	eventually(t, "the gauge to follow", func() bool {
+		v, _ := conditionGauge(t, ns, "iris", v1beta1.ConditionReady, "False")
+		return v == 1
+	})
+
+	require.NoError(t, k8s.Delete(context.Background(), getISVC(t, ns, "iris")))
+	eventually(t, "the gauge series removed with the InferenceService", func() bool {
+		_, ok := conditionGauge(t, ns, "iris", v1beta1.ConditionReady, "True")
+		return !ok
 	})
 }
 

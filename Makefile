@@ -46,8 +46,9 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fields typed against decode failures by hack/crdguard), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
 	@rm -rf charts/serval/crds charts/serval/files && mkdir -p charts/serval/crds charts/serval/files/runtimes

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -243,7 +244,10 @@ var (
 // sharedMetrics registers Serval's metrics once per process: tests and
 // `serval dev` may start more than one manager.
 func sharedMetrics() *inferenceservice.Metrics {
-	metricsOnce.Do(func() { metrics = inferenceservice.NewMetrics(crmetrics.Registry) })
+	metricsOnce.Do(func() {
+		metrics = inferenceservice.NewMetrics(crmetrics.Registry)
+		crmetrics.Registry.MustRegister(undecodableObjects)
+	})
 	return metrics
 }
 
@@ -267,8 +271,39 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 			return fmt.Errorf("set up the webhooks: %w", err)
 		}
 	}
+	if err := watchUndecodable(ctx, mgr); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
 		return err
 	}
-	return mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil })
+	return mgr.AddReadyzCheck("informers", cacheSynced(mgr.GetCache(), inferenceservice.WatchedObjects()))
+}
+
+// cacheSynced fails readiness while an informer has not synced: a replica
+// that cannot list a kind (a missing RBAC rule, an API server that keeps
+// failing the list) serves nothing, and must not look ready. Besides the
+// informers that exist, it checks those of every watched kind, which the
+// controller only creates when it starts: it creates them itself once the
+// cache runs (creating them before would make the cache's start wait for
+// them with no timeout, instead of the controller's start failing after its
+// cache-sync timeout).
+func cacheSynced(c cache.Cache, watched []client.Object) func(*http.Request) error {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 200*time.Millisecond)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the informer caches have not started or synced yet")
+		}
+		for _, obj := range watched {
+			inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+			if err != nil {
+				return fmt.Errorf("the informer of %T: %w", obj, err)
+			}
+			if !inf.HasSynced() {
+				return fmt.Errorf("the informer of %T has not synced; see the manager's log for the list that fails", obj)
+			}
+		}
+		return nil
+	}
 }

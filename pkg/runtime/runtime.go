@@ -16,16 +16,20 @@ type Runtime struct {
 	Namespaced bool
 	Created    metav1.Time
 	Spec       *v1alpha1.ServingRuntimeSpec
+	// DecodeError is set when the stored runtime's spec does not decode: it
+	// is never selected, and an InferenceService that uses or names it is
+	// told why rather than moved to another runtime.
+	DecodeError string
 }
 
 // FromServingRuntime wraps a namespaced runtime.
 func FromServingRuntime(sr *v1alpha1.ServingRuntime) Runtime {
-	return Runtime{Name: sr.Name, Namespaced: true, Created: sr.CreationTimestamp, Spec: &sr.Spec}
+	return Runtime{Name: sr.Name, Namespaced: true, Created: sr.CreationTimestamp, Spec: &sr.Spec, DecodeError: sr.DecodeError}
 }
 
 // FromClusterServingRuntime wraps a cluster runtime.
 func FromClusterServingRuntime(csr *v1alpha1.ClusterServingRuntime) Runtime {
-	return Runtime{Name: csr.Name, Created: csr.CreationTimestamp, Spec: &csr.Spec}
+	return Runtime{Name: csr.Name, Created: csr.CreationTimestamp, Spec: &csr.Spec, DecodeError: csr.DecodeError}
 }
 
 // Kind is ServingRuntime or ClusterServingRuntime.
@@ -92,6 +96,7 @@ const (
 	skipMultiModel
 	skipAutoSelectOff
 	skipProtocol
+	skipUndecodable
 )
 
 func (s skip) String() string {
@@ -108,6 +113,8 @@ func (s skip) String() string {
 		return "autoSelect is off for " + s.format.Name
 	case skipProtocol:
 		return "does not support protocol " + s.detail
+	case skipUndecodable:
+		return "its spec does not decode (" + s.detail + ")"
 	}
 	return ""
 }

@@ -54,6 +54,9 @@ func Select(req Request, runtimes []Runtime) (*Selection, error) {
 	if req.Runtime != "" {
 		return selectExplicit(req, runtimes)
 	}
+	if err := undecodablePrevious(req, runtimes); err != nil {
+		return nil, err
+	}
 	if sel := keepPrevious(req, runtimes); sel != nil {
 		return sel, nil
 	}
@@ -90,6 +93,8 @@ func selectExplicit(req Request, runtimes []Runtime) (*Selection, error) {
 		return &SelectionError{reason, fmt.Sprintf("%s %s; it cannot serve %s", found, why, describe(req))}
 	}
 	switch {
+	case found.DecodeError != "":
+		return nil, fail(v1beta1.RuntimeUndecodable, "cannot be read, its spec does not decode ("+found.DecodeError+")")
 	case found.Spec.IsDisabled():
 		return nil, fail(v1beta1.RuntimeDisabled, "is disabled")
 	case found.Spec.IsMultiModel():
@@ -113,6 +118,24 @@ func explicitProtocol(req Request, r Runtime) (v1beta1.Protocol, bool) {
 		return v1beta1.ProtocolV1, true
 	}
 	return r.bestProtocol(), true
+}
+
+// undecodablePrevious fails the selection when the previous runtime exists
+// but its spec no longer decodes: moving the InferenceService to another
+// runtime because of a broken edit would roll it for nothing, so it stays
+// as it runs and is told why.
+func undecodablePrevious(req Request, runtimes []Runtime) error {
+	prev := req.Previous
+	if prev == nil {
+		return nil
+	}
+	for _, r := range runtimes {
+		if r.Name == prev.Name && r.Namespaced == prev.Namespaced && r.DecodeError != "" {
+			return &SelectionError{v1beta1.RuntimeUndecodable, fmt.Sprintf(
+				"%s, which serves this InferenceService, cannot be read: its spec does not decode (%s); fix the runtime, the predictor keeps running meanwhile", r, r.DecodeError)}
+		}
+	}
+	return nil
 }
 
 // keepPrevious returns the previous selection when its runtime still exists
@@ -141,6 +164,8 @@ func keepPrevious(req Request, runtimes []Runtime) *Selection {
 // may be auto-selected for the format, else why not.
 func autoSelectable(r Runtime, f v1beta1.ModelFormat) (int32, skip) {
 	switch {
+	case r.DecodeError != "":
+		return 0, skip{kind: skipUndecodable, detail: r.DecodeError}
 	case r.Spec.IsDisabled():
 		return 0, skip{kind: skipDisabled}
 	case r.Spec.IsMultiModel():

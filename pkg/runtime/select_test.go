@@ -52,7 +52,10 @@ func createdAfter(d time.Duration) rtOption {
 	return func(r *Runtime) { r.Created = metav1.NewTime(epoch.Add(d)) }
 }
 
-func disabled(r *Runtime)   { r.Spec.Disabled = ptr.To(true) }
+func disabled(r *Runtime) { r.Spec.Disabled = ptr.To(true) }
+func undecodable(r *Runtime) {
+	r.Spec, r.DecodeError = &v1alpha1.ServingRuntimeSpec{}, "spec.containers[0].ports[0].containerPort: cannot unmarshal string"
+}
 func multiModel(r *Runtime) { r.Spec.MultiModel = ptr.To(true) }
 
 func req(formatName string, opts ...func(*Request)) Request {
@@ -174,6 +177,13 @@ func TestSelectFailures(t *testing.T) {
 			v1beta1.RuntimeUnsupportedModelFormat, "does not support version 2 of sklearn"},
 		{"explicit runtime lacks the protocol", req("sklearn", withProtocol(v1beta1.ProtocolGRPCV2), withRuntime("kserve-sklearnserver")),
 			[]Runtime{sklearnServer}, v1beta1.RuntimeUnsupportedProtocol, "does not support protocol grpc-v2"},
+		{"explicit runtime undecodable", req("sklearn", withRuntime("broken")), []Runtime{rt("broken", undecodable), sklearnServer},
+			v1beta1.RuntimeUndecodable, "ClusterServingRuntime broken cannot be read, its spec does not decode (spec.containers[0].ports[0].containerPort: cannot unmarshal string)"},
+		{"previous runtime undecodable: stays, told why", req("sklearn", withPrevious("kserve-sklearnserver", false, v1beta1.ProtocolV1)),
+			[]Runtime{rt("kserve-sklearnserver", undecodable), mlserver},
+			v1beta1.RuntimeUndecodable, "ClusterServingRuntime kserve-sklearnserver, which serves this InferenceService, cannot be read"},
+		{"undecodable runtimes are skipped with the reason", req("onnx"), []Runtime{rt("broken", undecodable)},
+			v1beta1.NoSupportingRuntime, "ClusterServingRuntime broken: its spec does not decode (spec.containers[0].ports[0].containerPort"},
 		{"no runtime at all", req("sklearn"), nil,
 			v1beta1.NoSupportingRuntime, "no runtime supports model format sklearn (no protocolVersion): no ServingRuntime or ClusterServingRuntime exists"},
 		{"no runtime for the protocol, with reasons", req("onnx", withProtocol(v1beta1.ProtocolV1)), []Runtime{sklearnServer, triton},

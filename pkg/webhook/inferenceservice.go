@@ -33,6 +33,11 @@ var (
 // from a runtime (custom predictors, transformers, explainers). A model's
 // server keeps the runtime's resources, so none are set on it here.
 func (w *InferenceService) Default(ctx context.Context, isvc *v1beta1.InferenceService) error {
+	if isvc.DecodeError != "" {
+		// Defaulting a spec that did not decode would send back a patch that
+		// empties it; reject it here with the reason instead.
+		return invalid(isvc, strictErrors(ctx, isvc))
+	}
 	cfg, _, err := w.Config.Snapshot(ctx)
 	if err != nil {
 		return err
@@ -59,8 +64,10 @@ func (w *InferenceService) ValidateCreate(ctx context.Context, isvc *v1beta1.Inf
 	if err != nil {
 		return nil, err
 	}
-	errs := strictErrors(ctx, &v1beta1.InferenceService{})
-	errs = append(errs, validate(isvc, cfg)...)
+	errs := strictErrors(ctx, isvc)
+	if isvc.DecodeError == "" {
+		errs = append(errs, validate(isvc, cfg)...)
+	}
 	return nil, invalid(isvc, errs)
 }
 
@@ -71,7 +78,10 @@ func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta
 	if err != nil {
 		return nil, err
 	}
-	errs := strictErrors(ctx, &v1beta1.InferenceService{})
+	errs := strictErrors(ctx, isvc)
+	if isvc.DecodeError != "" {
+		return nil, invalid(isvc, errs)
+	}
 	errs = append(errs, v1beta1.ValidateUpdate(old, isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})...)
 	errs = append(errs, v1beta1.Ratchet(configRules(old, cfg), configRules(isvc, cfg))...)
 	return nil, invalid(isvc, errs)

@@ -69,11 +69,19 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 		})
 	}
 	// A mistyped field in a schemaless subtree does not even decode: the
-	// mutating webhook, first in line, refuses it with the field's path.
-	err := create(isvcYAML("mistyped", "", "    containers:\n      - name: c\n        ports: [{containerPort: eighty}]\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `admission webhook "inferenceservice.mutate.serving.serval.dev" denied the request`)
-	assert.Contains(t, err.Error(), "cannot unmarshal string into Go struct field ContainerPort.spec.predictor.PodSpec.containers.ports.containerPort of type int32")
+	// mutating webhook, first in line, refuses it with the field's path,
+	// before it could send back a patch of a spec it could not read.
+	for _, tt := range []struct{ name, container, want string }{
+		{"mistyped-port", "ports: [{containerPort: eighty}]",
+			"spec: Invalid value: does not decode: spec.predictor.containers[0].ports[0].containerPort: cannot unmarshal string into Go value of type int32"},
+		{"env-number", "env: [{name: PORT, value: 8080}]",
+			"spec: Invalid value: does not decode: spec.predictor.containers[0].env[0].value: cannot unmarshal number into Go value of type string"},
+	} {
+		err := create(isvcYAML(tt.name, "", "    containers:\n      - name: c\n        "+tt.container+"\n"))
+		require.Error(t, err, tt.name)
+		assert.Contains(t, err.Error(), `admission webhook "inferenceservice.mutate.serving.serval.dev" denied the request`)
+		assert.Contains(t, err.Error(), tt.want)
+	}
 }
 
 // TestLegacyManifestIsConverted: a KServe-style sklearn: predictor is

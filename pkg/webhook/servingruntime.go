@@ -41,8 +41,13 @@ type peer struct {
 
 // validateRuntime checks a runtime's own spec and, even when the scope holds
 // no other runtime yet, every peer for an ambiguous auto-selection.
-func validateRuntime(ctx context.Context, into any, gk schema.GroupKind, name string, spec *v1alpha1.ServingRuntimeSpec, peers []peer) error {
-	errs := strictErrors(ctx, into)
+// A spec that did not decode is reported alone: its other checks would only
+// see an empty spec.
+func validateRuntime(gk schema.GroupKind, name string, spec *v1alpha1.ServingRuntimeSpec, decoded bool, strictErrs field.ErrorList, peers []peer) error {
+	errs := strictErrs
+	if !decoded {
+		return apierrors.NewInvalid(gk, name, errs)
+	}
 	errs = append(errs, v1alpha1.ValidateSpec(spec)...)
 	for _, p := range peers {
 		if p.name == name {
@@ -66,7 +71,7 @@ func (w *ServingRuntime) ValidateCreate(ctx context.Context, sr *v1alpha1.Servin
 	if err != nil {
 		return nil, err
 	}
-	return nil, validateRuntime(ctx, &v1alpha1.ServingRuntime{}, v1alpha1.GroupVersion.WithKind("ServingRuntime").GroupKind(), sr.Name, &sr.Spec, peers)
+	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ServingRuntime").GroupKind(), sr.Name, &sr.Spec, sr.DecodeError == "", strictErrors(ctx, sr), peers)
 }
 
 // ValidateUpdate implements admission.Validator.
@@ -101,7 +106,7 @@ func (w *ClusterServingRuntime) ValidateCreate(ctx context.Context, csr *v1alpha
 	for i := range list.Items {
 		peers[i] = peer{list.Items[i].Name, &list.Items[i].Spec}
 	}
-	return nil, validateRuntime(ctx, &v1alpha1.ClusterServingRuntime{}, v1alpha1.GroupVersion.WithKind("ClusterServingRuntime").GroupKind(), csr.Name, &csr.Spec, peers)
+	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ClusterServingRuntime").GroupKind(), csr.Name, &csr.Spec, csr.DecodeError == "", strictErrors(ctx, csr), peers)
 }
 
 // ValidateUpdate implements admission.Validator.

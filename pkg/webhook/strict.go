@@ -9,16 +9,32 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// strictErrors decodes the request's raw object strictly into into: the
-// CRD keeps the pod and container subtrees schemaless (to stay small), so
-// the API server cannot reject an unknown or mistyped field there; this does,
-// with its path.
-func strictErrors(ctx context.Context, into any) field.ErrorList {
+// decodable is an API object whose UnmarshalJSON tolerates a spec that does
+// not decode (see package tolerant).
+type decodable interface {
+	// SpecDecodeError says why the spec did not decode, or "".
+	SpecDecodeError() string
+	// StrictTarget is what strict decoding decodes into.
+	StrictTarget() any
+}
+
+// strictErrors reports a spec that does not decode, or else decodes the
+// request's raw object strictly: the CRD keeps most of the pod and container
+// subtrees schemaless (to stay small), so the API server cannot reject an
+// unknown or mistyped field there; this does, with its path.
+func strictErrors[T any, PT interface {
+	*T
+	decodable
+}](ctx context.Context, obj PT) field.ErrorList {
+	if msg := obj.SpecDecodeError(); msg != "" {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), field.OmitValueType{}, "does not decode: "+msg)}
+	}
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil || len(req.Object.Raw) == 0 {
 		return nil
 	}
-	strictErrs, err := sigsjson.UnmarshalStrict(req.Object.Raw, into)
+	var fresh T
+	strictErrs, err := sigsjson.UnmarshalStrict(req.Object.Raw, PT(&fresh).StrictTarget())
 	var errs field.ErrorList
 	if err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec"), nil, "does not decode: "+cleanJSONError(err.Error())))

@@ -134,6 +134,20 @@ func TestSchemaRejectsBadManifests(t *testing.T) {
 			"spec.containers: Required value"},
 		{"runtime with an unknown protocol", runtime("  containers: [{name: c, image: i}]\n  protocolVersions: [v9]\n"),
 			`spec.protocolVersions[0]: Unsupported value: "v9"`},
+		// The decode guard types what would otherwise be stored and then
+		// fail to decode (hack/crdguard).
+		{"quantity that does not parse", isvc("    model: {modelFormat: {name: sklearn}, resources: {requests: {cpu: lots}}}\n"),
+			"spec.predictor.model.resources.requests.cpu: Invalid value: \"lots\": spec.predictor.model.resources.requests.cpu in body should match"},
+		{"port as a string", isvc("    containers: [{name: c, ports: [{containerPort: '8080'}]}]\n"),
+			`spec.predictor.containers[0].ports[0].containerPort: Invalid value: "string": spec.predictor.containers[0].ports[0].containerPort in body must be of type integer: "string"`},
+		{"probe count as a string", isvc("    containers: [{name: c, readinessProbe: {periodSeconds: '10'}}]\n"),
+			"spec.predictor.containers[0].readinessProbe.periodSeconds in body must be of type integer"},
+		{"percent as an object", isvc(model + "    deploymentStrategy: {rollingUpdate: {maxSurge: {a: 1}}}\n"),
+			"spec.predictor.deploymentStrategy.rollingUpdate.maxSurge"},
+		{"pod-level quantity", isvc("    containers: [{name: c}]\n    resources: {limits: {memory: 1GB}}\n"),
+			"spec.predictor.resources.limits.memory in body should match"},
+		{"runtime port as a string", runtime("  containers: [{name: c, image: i, ports: [{containerPort: '8080'}]}]\n"),
+			"spec.containers[0].ports[0].containerPort in body must be of type integer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 
 // reconcileChildren runs the phases up to and including apply.
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
+	if s.isvc.DecodeError != "" {
+		// Nothing can be rendered from a spec that did not decode; status
+		// says so, and a fix (a spec change) brings the next reconcile.
+		return nil
+	}
 	phases := []struct {
 		name string
 		run  func(context.Context, *scope) error

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,6 +62,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}
 	}
 	return nil
+}
+
+// WatchedObjects are the kinds the controller watches from its start (the
+// optional kinds come and go with their CRDs), as empty objects.
+func WatchedObjects() []client.Object {
+	crds := &metav1.PartialObjectMetadata{}
+	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	return []client.Object{
+		&v1beta1.InferenceService{}, &appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{},
+		&networkingv1.Ingress{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{}, &corev1.ConfigMap{}, &corev1.Pod{},
+	}
 }
 
 // forRuntime maps a runtime to the InferenceServices that use it, name it,

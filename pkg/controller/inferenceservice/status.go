@@ -27,6 +27,10 @@ var componentConditions = map[v1beta1.ComponentType]string{
 func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	st := *s.isvc.Status.DeepCopy()
 	gen := s.isvc.Generation
+	if s.isvc.DecodeError != "" {
+		setUndecodableCondition(&st, s.isvc.DecodeError, gen)
+		return st
+	}
 	if s.failure != nil {
 		setFailureConditions(&st, s.failure, gen)
 	} else {
@@ -61,6 +65,15 @@ func condition(t string, ok bool, reason, msg string, gen int64) metav1.Conditio
 		status = metav1.ConditionTrue
 	}
 	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen}
+}
+
+// setUndecodableCondition reports a stored spec that does not decode. Only
+// Ready changes: the children are left as they are, so the other conditions
+// keep their last observed values.
+func setUndecodableCondition(st *v1beta1.InferenceServiceStatus, decodeErr string, gen int64) {
+	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, v1beta1.ReasonUndecodableSpec,
+		"the stored spec does not decode, so Serval leaves the children as they are: "+decodeErr+
+			"; fix the field (kubectl edit) or delete the InferenceService", gen))
 }
 
 // setFailureConditions reports a failure that stopped the reconcile on the

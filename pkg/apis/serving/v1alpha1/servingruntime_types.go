@@ -25,6 +25,10 @@ type ServingRuntime struct {
 	Spec ServingRuntimeSpec `json:"spec,omitempty"`
 	// +optional
 	Status ServingRuntimeStatus `json:"status,omitempty"`
+
+	// DecodeError is set when the stored spec does not decode (see
+	// UnmarshalJSON); Spec is then empty. It is never serialized.
+	DecodeError string `json:"-"`
 }
 
 // ServingRuntimeList is a list of ServingRuntimes.
@@ -53,6 +57,10 @@ type ClusterServingRuntime struct {
 	Spec ServingRuntimeSpec `json:"spec,omitempty"`
 	// +optional
 	Status ServingRuntimeStatus `json:"status,omitempty"`
+
+	// DecodeError is set when the stored spec does not decode (see
+	// UnmarshalJSON); Spec is then empty. It is never serialized.
+	DecodeError string `json:"-"`
 }
 
 // ClusterServingRuntimeList is a list of ClusterServingRuntimes.

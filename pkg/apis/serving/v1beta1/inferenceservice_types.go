@@ -23,6 +23,10 @@ type InferenceService struct {
 	Spec InferenceServiceSpec `json:"spec,omitempty"`
 	// +optional
 	Status InferenceServiceStatus `json:"status,omitempty"`
+
+	// DecodeError is set when the stored spec does not decode (see
+	// UnmarshalJSON); Spec is then empty. It is never serialized.
+	DecodeError string `json:"-"`
 }
 
 // InferenceServiceList is a list of InferenceServices.

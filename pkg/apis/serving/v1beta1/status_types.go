@@ -178,6 +178,8 @@ const (
 	RuntimeUnsupportedModelFormat FailureReason = "RuntimeUnsupportedModelFormat"
 	// RuntimeUnsupportedProtocol: the named runtime does not support the protocol.
 	RuntimeUnsupportedProtocol FailureReason = "RuntimeUnsupportedProtocol"
+	// RuntimeUndecodable: the named or chosen runtime's stored spec does not decode.
+	RuntimeUndecodable FailureReason = "RuntimeUndecodable"
 	// RuntimeMultiModel: the named runtime is a multi-model runtime.
 	RuntimeMultiModel FailureReason = "RuntimeMultiModel"
 	// NoSupportingRuntime: no runtime supports the format and protocol.
@@ -228,12 +230,16 @@ const (
 // Condition reasons of an InferenceService. Failure reasons above are also
 // used as condition reasons.
 const (
-	ReasonAvailable            = "Available"
-	ReasonNotAvailable         = "NotAvailable"
-	ReasonProgressing          = "Progressing"
-	ReasonRolledOut            = "RolledOut"
-	ReasonRolloutFailed        = "RolloutFailed"
-	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonAvailable     = "Available"
+	ReasonNotAvailable  = "NotAvailable"
+	ReasonProgressing   = "Progressing"
+	ReasonRolledOut     = "RolledOut"
+	ReasonRolloutFailed = "RolloutFailed"
+	ReasonInvalidSpec   = "InvalidSpec"
+	// ReasonUndecodableSpec: the stored spec does not decode (a value of the
+	// wrong type in a schemaless pod field); Serval leaves the children as
+	// they are until it is fixed.
+	ReasonUndecodableSpec      = "UndecodableSpec"
 	ReasonUnsupportedField     = "UnsupportedField"
 	ReasonConflict             = "ConflictingObject"
 	ReasonMissingCRD           = "MissingCRD"

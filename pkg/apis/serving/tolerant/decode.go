@@ -1,0 +1,142 @@
+package tolerant
+
+import (
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Decode decodes data into full, as the API machinery decodes (case-sensitive
+// field names). When that fails, it decodes data into partial (a struct of
+// the fields that always decode: type, metadata, status) and returns the
+// problem, naming the field, as decodeErr. err is set only when even partial
+// does not decode: then the data is not an object of the kind at all.
+// full and partial must be pointers to zero values.
+func Decode(data []byte, full, partial any) (decodeErr string, err error) {
+	fullErr := sigsjson.UnmarshalCaseSensitivePreserveInts(data, full)
+	if fullErr == nil {
+		return "", nil
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, partial); err != nil {
+		return "", err
+	}
+	path, cause := Locate(data, reflect.TypeOf(full), "")
+	if cause == nil {
+		path, cause = "", fullErr
+	}
+	return describe(path, cause), nil
+}
+
+// describe is the message for a value that does not decode.
+func describe(path string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if path == "" {
+		return msg
+	}
+	return path + ": " + msg
+}
+
+// Locate returns the path of the innermost value of data that does not decode
+// into t, and why; "" and nil when data decodes. Paths are written as field
+// paths are in Kubernetes messages (spec.containers[0].ports[1].containerPort).
+func Locate(data []byte, t reflect.Type, path string) (string, error) {
+	err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, reflect.New(t).Interface())
+	if err == nil {
+		return "", nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return path, err // a leaf with its own syntax (a quantity, say)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(data, &raw) == nil {
+			for _, f := range Fields(t) {
+				if v, ok := raw[f.Name]; ok {
+					if p, e := Locate(v, f.Type, join(path, f.Name)); e != nil {
+						return p, e
+					}
+				}
+			}
+		}
+	case reflect.Slice:
+		var raw []json.RawMessage
+		if json.Unmarshal(data, &raw) == nil {
+			for i, v := range raw {
+				if p, e := Locate(v, t.Elem(), path+"["+strconv.Itoa(i)+"]"); e != nil {
+					return p, e
+				}
+			}
+		}
+	case reflect.Map:
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(data, &raw) == nil {
+			keys := make([]string, 0, len(raw))
+			for k := range raw {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if p, e := Locate(raw[k], t.Elem(), join(path, k)); e != nil {
+					return p, e
+				}
+			}
+		}
+	}
+	return path, err
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// Field is a JSON field of a struct.
+type Field struct {
+	// Name is the field's JSON name.
+	Name string
+	// Type is the field's Go type.
+	Type reflect.Type
+}
+
+// Fields lists a struct's JSON fields in name order, flattening inline and
+// embedded structs as encoding/json does.
+func Fields(t reflect.Type) []Field {
+	var out []Field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && ((name == "" && f.Anonymous) || strings.Contains(","+opts+",", ",inline,")) {
+			out = append(out, Fields(ft)...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, Field{Name: name, Type: f.Type})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

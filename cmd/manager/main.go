@@ -16,6 +16,7 @@ func main() {
 	var o operator.Options
 	var watchNamespaces string
 	flag.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
+	flag.StringVar(&o.KnativeNamespace, "knative-namespace", operator.DefaultKnativeNamespace, "Knative Serving's namespace, whose config-features ConfigMap Serval reads.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
 	flag.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)

@@ -59,6 +59,11 @@ var Defaults = map[string]string{
 	"ingress.disableIngressCreation":     "false",
 	"ingress.pathTemplate":               "",
 	"ingress.requireLoadBalancerAddress": "false",
+	"ingress.enableIstioVirtualService":  "",
+	"ingress.disableIstioVirtualHost":    "false",
+	"ingress.ingressGateway":             "knative-serving/knative-ingress-gateway",
+	"ingress.localGateway":               "knative-serving/knative-local-gateway",
+	"ingress.localGatewayService":        "knative-local-gateway.istio-system.svc.cluster.local",
 }
 
 // KeyError is a bad value for one key.

@@ -106,3 +106,36 @@ func TestParseIngressErrors(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0].Error(), "not a valid host")
 }
+
+func TestParseIstio(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    map[string]string
+		want    IstioMode
+		wantErr string
+	}{
+		{"auto by default", nil, IstioAuto, ""},
+		{"on", map[string]string{"ingress.enableIstioVirtualService": "true"}, IstioOn, ""},
+		{"off", map[string]string{"ingress.enableIstioVirtualService": "false"}, IstioOff, ""},
+		{"KServe's spelling turns it off", map[string]string{"ingress.disableIstioVirtualHost": "true"}, IstioOff, ""},
+		{"contradiction", map[string]string{"ingress.enableIstioVirtualService": "true", "ingress.disableIstioVirtualHost": "true"}, "",
+			`serval-config key ingress.disableIstioVirtualHost: "true" contradicts ingress.enableIstioVirtualService: true; set only one of them`},
+		{"not a boolean", map[string]string{"ingress.enableIstioVirtualService": "yes please"}, "",
+			`serval-config key ingress.enableIstioVirtualService: "yes please" is not a boolean`},
+		{"a gateway without a namespace", map[string]string{"ingress.localGateway": "knative-local-gateway"}, "",
+			`serval-config key ingress.localGateway: "knative-local-gateway" must be namespace/name of an Istio Gateway`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, errs := Parse(tt.data)
+			if tt.wantErr != "" {
+				require.Len(t, errs, 1)
+				assert.Contains(t, errs[0].Error(), tt.wantErr)
+				return
+			}
+			require.Empty(t, errs)
+			assert.Equal(t, tt.want, cfg.Ingress.IstioVirtualService)
+			assert.Equal(t, "knative-serving/knative-local-gateway", cfg.Ingress.LocalGateway.String())
+		})
+	}
+}

@@ -32,7 +32,33 @@ type Ingress struct {
 	PathTemplate *template.Template
 	// RequireLoadBalancerAddress makes an Ingress ready only once it has an address.
 	RequireLoadBalancerAddress bool
+	// IstioVirtualService says whether InferenceServices are routed with an
+	// Istio VirtualService (keys ingress.enableIstioVirtualService and
+	// KServe's ingress.disableIstioVirtualHost).
+	IstioVirtualService IstioMode
+	// IngressGateway and LocalGateway are the Istio gateways of the external
+	// and the cluster-local hosts (keys ingress.ingressGateway and
+	// ingress.localGateway, namespace/name).
+	IngressGateway, LocalGateway types.NamespacedName
+	// LocalGatewayService is the host of the local gateway's Service
+	// (ingress.localGatewayService), which Knative-mode routes go through.
+	LocalGatewayService string
 }
+
+// IstioMode is when the Istio VirtualService router is used.
+type IstioMode string
+
+// The Istio modes.
+const (
+	// IstioAuto routes Knative-mode InferenceServices with a VirtualService
+	// when the cluster has the VirtualService CRD (the default).
+	IstioAuto IstioMode = "auto"
+	// IstioOn routes every InferenceService with a VirtualService, Standard
+	// mode included.
+	IstioOn IstioMode = "on"
+	// IstioOff never creates a VirtualService.
+	IstioOff IstioMode = "off"
+)
 
 // HostData is what the domain and path templates may use.
 type HostData struct {
@@ -73,12 +99,11 @@ func (p *parser) ingress() Ingress {
 	if in.URLScheme != "http" && in.URLScheme != "https" {
 		p.fail("ingress.urlScheme", in.URLScheme, "must be http or https")
 	}
-	gw := p.value("ingress.gateway")
-	if ns, name, ok := strings.Cut(gw, "/"); ok && ns != "" && name != "" && !strings.Contains(name, "/") {
-		in.Gateway = types.NamespacedName{Namespace: ns, Name: name}
-	} else {
-		p.fail("ingress.gateway", gw, "must be namespace/name of a Gateway")
-	}
+	in.Gateway = p.namespacedName("ingress.gateway", "a Gateway")
+	in.IngressGateway = p.namespacedName("ingress.ingressGateway", "an Istio Gateway")
+	in.LocalGateway = p.namespacedName("ingress.localGateway", "an Istio Gateway")
+	in.LocalGatewayService = p.nonEmpty("ingress.localGatewayService")
+	in.IstioVirtualService = p.istioMode()
 	in.DomainTemplate = p.template("ingress.domainTemplate", func(out string) string {
 		for _, msg := range validation.IsDNS1123Subdomain(out) {
 			return "renders " + out + " for a sample InferenceService, not a valid host: " + msg
@@ -94,6 +119,35 @@ func (p *parser) ingress() Ingress {
 		})
 	}
 	return in
+}
+
+// namespacedName reads a namespace/name key.
+func (p *parser) namespacedName(key, what string) types.NamespacedName {
+	v := p.value(key)
+	if ns, name, ok := strings.Cut(v, "/"); ok && ns != "" && name != "" && !strings.Contains(name, "/") {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	p.fail(key, v, "must be namespace/name of "+what)
+	return types.NamespacedName{}
+}
+
+// istioMode reads ingress.enableIstioVirtualService (empty: auto) and
+// KServe's ingress.disableIstioVirtualHost, which turns the router off.
+func (p *parser) istioMode() IstioMode {
+	mode := IstioAuto
+	if v := p.value("ingress.enableIstioVirtualService"); v != "" {
+		mode = IstioOff
+		if p.boolean("ingress.enableIstioVirtualService") {
+			mode = IstioOn
+		}
+	}
+	if p.boolean("ingress.disableIstioVirtualHost") {
+		if mode == IstioOn {
+			p.fail("ingress.disableIstioVirtualHost", "true", "contradicts ingress.enableIstioVirtualService: true; set only one of them")
+		}
+		mode = IstioOff
+	}
+	return mode
 }
 
 // template parses a template key and checks what it renders for a sample.

@@ -135,7 +135,8 @@ func StartServal(ctx context.Context, sb *sandbox.Sandbox, out io.Writer) (<-cha
 	return done, install(ctx, c, root, out)
 }
 
-// install applies the default runtimes and serval-config.
+// install applies the default runtimes, serval-config and Knative's feature
+// flags as Serval needs them (the sandbox plays a Knative installation).
 func install(ctx context.Context, c client.Client, root string, out io.Writer) error {
 	runtimes, err := filepath.Glob(filepath.Join(root, "config/runtimes/*.yaml"))
 	if err != nil {
@@ -147,6 +148,9 @@ func install(ctx context.Context, c client.Client, root string, out io.Writer) e
 		}
 	}
 	fmt.Fprintf(out, "Installed %d ClusterServingRuntimes from config/runtimes.\n", len(runtimes))
+	if err := ApplyFile(ctx, c, filepath.Join(root, "config/dev/knative-config-features.yaml"), ""); err != nil {
+		return err
+	}
 	return ApplyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), ManagerNamespace)
 }
 

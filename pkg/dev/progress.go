@@ -9,14 +9,13 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 )
 
 // runSample applies config/samples/<name>.yaml and follows its
@@ -89,32 +88,27 @@ func follow(ctx context.Context, c client.Client, key client.ObjectKey, o Option
 	}
 }
 
-// listChildren prints the objects Serval created for the InferenceService.
+// listChildren prints the objects Serval created for the InferenceService:
+// every child kind of the registry that the cluster serves, and the pods.
 func listChildren(ctx context.Context, c client.Client, isvc *v1beta1.InferenceService, o Options) error {
 	sel := client.MatchingLabels{v1beta1.InferenceServiceLabel: isvc.Name}
 	in := client.InNamespace(isvc.Namespace)
 	var lines []string
-	deps := &appsv1.DeploymentList{}
-	svcs := &corev1.ServiceList{}
-	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	pods := &corev1.PodList{}
-	ings := &networkingv1.IngressList{}
-	for _, l := range []client.ObjectList{deps, svcs, hpas, pods, ings} {
-		if err := c.List(ctx, l, in, sel); err != nil {
+	for _, k := range registry.Kinds() {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
+		if err := c.List(ctx, list, in, sel); meta.IsNoMatchError(err) {
+			continue
+		} else if err != nil {
 			return err
 		}
+		for _, item := range list.Items {
+			lines = append(lines, k.GVK.Kind+"/"+item.GetName()+describe(&item))
+		}
 	}
-	for _, d := range deps.Items {
-		lines = append(lines, fmt.Sprintf("Deployment/%s (%d/%d available)", d.Name, d.Status.AvailableReplicas, d.Status.Replicas))
-	}
-	for _, s := range svcs.Items {
-		lines = append(lines, "Service/"+s.Name)
-	}
-	for _, h := range hpas.Items {
-		lines = append(lines, fmt.Sprintf("HorizontalPodAutoscaler/%s (%d-%d replicas)", h.Name, *h.Spec.MinReplicas, h.Spec.MaxReplicas))
-	}
-	for _, i := range ings.Items {
-		lines = append(lines, fmt.Sprintf("Ingress/%s (host %s)", i.Name, i.Spec.Rules[0].Host))
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, in, sel); err != nil {
+		return err
 	}
 	for _, p := range pods.Items {
 		lines = append(lines, fmt.Sprintf("Pod/%s (%s on %s)", p.Name, p.Status.Phase, p.Spec.NodeName))
@@ -122,4 +116,33 @@ func listChildren(ctx context.Context, c client.Client, isvc *v1beta1.InferenceS
 	sort.Strings(lines)
 	fmt.Fprintf(o.Out, "  objects created:\n    %s\n", strings.Join(lines, "\n    "))
 	return nil
+}
+
+// describe is what a line shows of a child beside its name.
+func describe(u *unstructured.Unstructured) string {
+	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
+	num := func(path ...string) int64 { v, _, _ := unstructured.NestedInt64(u.Object, path...); return v }
+	switch u.GetKind() {
+	case "Deployment":
+		return fmt.Sprintf(" (%d/%d available)", num("status", "availableReplicas"), num("status", "replicas"))
+	case "HorizontalPodAutoscaler":
+		return fmt.Sprintf(" (%d-%d replicas)", num("spec", "minReplicas"), num("spec", "maxReplicas"))
+	case "Ingress":
+		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+		if len(rules) > 0 {
+			host, _, _ := unstructured.NestedString(rules[0].(map[string]any), "host")
+			return " (host " + host + ")"
+		}
+	case "VirtualService":
+		hosts, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "hosts")
+		return " (hosts " + strings.Join(hosts, ", ") + ")"
+	case "Service":
+		if name := str("spec", "externalName"); name != "" {
+			return " (to " + name + ")"
+		}
+		if url := str("status", "url"); url != "" {
+			return " (" + url + ")"
+		}
+	}
+	return ""
 }

@@ -9,17 +9,13 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -67,6 +63,9 @@ type Options struct {
 	WebhookServiceName string
 	// CertRotationInterval is how often CertModeSelf checks the certificate.
 	CertRotationInterval time.Duration
+	// KnativeNamespace is Knative Serving's namespace, home of its
+	// config-features ConfigMap (DefaultKnativeNamespace when empty).
+	KnativeNamespace string
 	// SkipNameValidation allows a second manager in the same process (tests);
 	// controller-runtime otherwise refuses duplicate controller names.
 	SkipNameValidation bool
@@ -77,6 +76,9 @@ const (
 	CertModeSelf     = "self"
 	CertModeExternal = "external"
 )
+
+// DefaultKnativeNamespace is where Knative Serving is installed by default.
+const DefaultKnativeNamespace = "knative-serving"
 
 // CertSecretName is the Secret where CertModeSelf keeps the CA and the
 // serving certificate.
@@ -103,28 +105,30 @@ func childSelector() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
-// cacheOptions keeps the cache lean: Pods and children only with Serval's
-// label, ConfigMaps only in the manager's namespace, Secrets never (read
-// uncached, by name, only when credentials need them). HTTPRoutes are
-// and Knative Services are filtered too when their CRD exists at start; a filter on an absent kind
-// would fail the manager, so a CRD installed later gets an unfiltered watch.
-func cacheOptions(o Options, httpRoutesServed, knativeServed bool) cache.Options {
-	children := cache.ByObject{Label: childSelector()}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                            children,
-		&appsv1.Deployment{}:                     children,
-		&corev1.Service{}:                        children,
-		&autoscalingv2.HorizontalPodAutoscaler{}: children,
-		&networkingv1.Ingress{}:                  children,
-		&corev1.ConfigMap{}:                      {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-	}}
-	if httpRoutesServed {
-		opts.ByObject[&gatewayv1.HTTPRoute{}] = children
+// cacheOptions keeps the cache lean. By default an informer holds only the
+// objects with Serval's label: so it is for every child kind of the
+// registry and for Pods, including optional kinds whose CRD appears after the
+// start. Serval's own kinds and the CRDs are cached whole; ConfigMaps only in
+// the manager's namespace (serval-config) and Knative's config-features by
+// name. Secrets and ServiceAccounts are never cached (read uncached, by name,
+// only when credentials need them).
+func cacheOptions(o Options) cache.Options {
+	everything := cache.ByObject{Label: labels.Everything()}
+	crds := &metav1.PartialObjectMetadata{}
+	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	configMaps := map[string]cache.Config{o.Namespace: {}}
+	if o.KnativeNamespace != o.Namespace {
+		configMaps[o.KnativeNamespace] = cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", knative.FeaturesConfigMap)}
 	}
-	if knativeServed {
-		ksvc := &unstructured.Unstructured{}
-		ksvc.SetGroupVersionKind(knative.ServiceKind)
-		opts.ByObject[ksvc] = children
+	opts := cache.Options{
+		DefaultLabelSelector: childSelector(),
+		ByObject: map[client.Object]cache.ByObject{
+			&v1beta1.InferenceService{}:       everything,
+			&v1alpha1.ServingRuntime{}:        everything,
+			&v1alpha1.ClusterServingRuntime{}: everything,
+			crds:                              everything,
+			&corev1.ConfigMap{}:               {Label: labels.Everything(), Namespaces: configMaps},
+		},
 	}
 	if len(o.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -140,13 +144,8 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if o.Namespace == "" {
 		return nil, fmt.Errorf("the manager's namespace is required")
 	}
-	routes, err := served(cfg, gatewayv1.SchemeGroupVersion.String(), "httproutes")
-	if err != nil {
-		return nil, err
-	}
-	ksvcs, err := served(cfg, knative.ServiceKind.GroupVersion().String(), "services")
-	if err != nil {
-		return nil, err
+	if o.KnativeNamespace == "" {
+		o.KnativeNamespace = DefaultKnativeNamespace
 	}
 	server, certManager, err := webhookServer(ctx, cfg, o)
 	if err != nil {
@@ -156,7 +155,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		WebhookServer: server,
 		Controller:    ctrlconfig.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Scheme:        Scheme(),
-		Cache:         cacheOptions(o, routes, ksvcs),
+		Cache:         cacheOptions(o),
 		// Unstructured reads (Knative Services) come from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -215,27 +214,6 @@ func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Se
 	return server, m, nil
 }
 
-// served reports whether the API server serves resource in groupVersion.
-func served(cfg *rest.Config, groupVersion, resource string) (bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return false, err
-	}
-	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("discover %s: %w", groupVersion, err)
-	}
-	for _, r := range list.APIResources {
-		if r.Name == resource {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 var (
 	metricsOnce sync.Once
 	metrics     *inferenceservice.Metrics
@@ -256,12 +234,14 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	recorder := mgr.GetEventRecorder("serval-manager")
 	store := config.NewStore(mgr.GetClient(), o.Namespace, recorder)
 	r := &inferenceservice.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  recorder,
-		Config:    store,
-		Applier:   apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
-		Metrics:   metrics,
+		Client:           mgr.GetClient(),
+		APIReader:        mgr.GetAPIReader(),
+		Recorder:         recorder,
+		Config:           store,
+		KnativeFeatures:  knative.NewFeaturesStore(mgr.GetClient(), o.KnativeNamespace),
+		KnativeNamespace: o.KnativeNamespace,
+		Applier:          apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
+		Metrics:          metrics,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,30 @@ func getKsvc(ns, name string) (*unstructured.Unstructured, error) {
 	u.SetAPIVersion("serving.knative.dev/v1")
 	u.SetKind("Service")
 	return u, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
+}
+
+func ksvcObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("serving.knative.dev/v1")
+	u.SetKind("Service")
+	return u
+}
+
+// setKnativeFeatures writes Knative's config-features, as a platform team
+// would; the test's end removes it.
+func setKnativeFeatures(t *testing.T, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	if !exists(&corev1.Namespace{}, "", "knative-serving") {
+		require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "knative-serving"}}))
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config-features", Namespace: "knative-serving"}, Data: data}
+	if exists(&corev1.ConfigMap{}, "knative-serving", "config-features") {
+		require.NoError(t, k8s.Update(ctx, cm))
+	} else {
+		require.NoError(t, k8s.Create(ctx, cm))
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
 }
 
 // playKnative writes the status Knative would write for a ready revision.
@@ -69,6 +94,17 @@ func TestKnativeMode(t *testing.T) {
 		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths[1:2]})
 		require.NoError(t, err)
 	}
+	// Knative leaves init containers off by default, and the storage
+	// initializer is one: the predictor says which key to set, and goes on
+	// once it is set.
+	eventually(t, "the feature-flag condition", func() bool {
+		return hasCondition(getISVC(t, ns, "kn"), v1beta1.ConditionPredictorReady, metav1.ConditionFalse, v1beta1.ReasonKnativeFeatureDisabled)
+	})
+	assert.Equal(t, "Knative would reject the predictor's pod as ConfigMap knative-serving/config-features stands: "+
+		"init containers storage-initializer needs kubernetes.podspec-init-containers: enabled",
+		cond(getISVC(t, ns, "kn"), v1beta1.ConditionPredictorReady).Message)
+	assert.False(t, exists(ksvcObject(), ns, "kn-predictor"), "nothing Knative would reject is applied")
+	setKnativeFeatures(t, map[string]string{"kubernetes.podspec-init-containers": "enabled"})
 	eventually(t, "the Knative Service", func() bool { _, err := getKsvc(ns, "kn-predictor"); return err == nil })
 	assert.False(t, exists(&appsv1.Deployment{}, ns, "kn-predictor"), "no Deployment in Knative mode")
 

@@ -109,7 +109,8 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 
 // serviceAccountSecrets fetches the Secrets attached to the predictor's
 // ServiceAccount, for storage credentials. Only a download storage URI needs
-// them. Secrets are read uncached: the cache holds no cluster-wide Secrets.
+// them. Both are read uncached: the cache holds no cluster-wide Secrets or
+// ServiceAccounts.
 func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.InferenceService) (map[string][]corev1.Secret, error) {
 	model := isvc.Spec.Predictor.Model
 	if model == nil || model.StorageURI == nil || strings.HasPrefix(*model.StorageURI, "pvc://") {
@@ -120,7 +121,7 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 		name = "default"
 	}
 	sa := &corev1.ServiceAccount{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: name}, sa); err != nil {
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: name}, sa); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	var secrets []corev1.Secret
@@ -154,7 +155,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		Namespace: s.isvc.Namespace,
 		Labels:    map[string]string{v1beta1.InferenceServiceLabel: s.isvc.Name},
 		Owner:     s.isvc.UID,
-		Kinds:     r.pruneKinds(),
+		Kinds:     r.watches.PresentGVKs(),
 	}, s.objects)
 	for _, d := range deleted {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, "Pruned", "Prune", "deleted %s, no longer desired", d)

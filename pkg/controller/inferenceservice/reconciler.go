@@ -13,34 +13,33 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 )
 
-// Reconciler reconciles InferenceServices in Standard mode.
+// Reconciler reconciles InferenceServices.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads uncached: only the storage Secrets of ServiceAccounts,
-	// which the cache must not hold cluster-wide.
+	// APIReader reads uncached: only the ServiceAccounts and their storage
+	// Secrets, which the cache must not hold cluster-wide.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Config    *config.Store
-	Applier   *apply.Applier
-	Metrics   *Metrics
+	// KnativeFeatures reads Knative's config-features, in KnativeNamespace.
+	KnativeFeatures  *knative.FeaturesStore
+	KnativeNamespace string
+	Applier          *apply.Applier
+	Metrics          *Metrics
 
-	optional *optionalWatches
+	watches *childWatches
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// The child kinds' rules sit next to their registration (package registry).
 // +kubebuilder:rbac:groups="",resources=pods;serviceaccounts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

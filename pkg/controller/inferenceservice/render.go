@@ -3,38 +3,37 @@ package inferenceservice
 import (
 	"context"
 	"fmt"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/serval-dev/serval/pkg/apply"
+	"strings"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/standard"
 )
 
-// workloadKinds are every kind a workload builder may create.
-var workloadKinds = append(standard.Builder{}.Kinds(), knative.Builder{}.Kinds()...)
-
-// workloadFor returns the builder of a mode, chosen once per reconcile.
-func workloadFor(mode v1beta1.DeploymentMode) workload.Builder {
-	if mode == v1beta1.Knative {
-		return knative.Builder{}
-	}
-	return standard.Builder{}
-}
-
-// renderObjects renders every component's workload objects.
-func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
-	s.workload = workloadFor(s.mode)
+// renderObjects renders every component's workload objects with the mode's
+// implementation, chosen once. A mode whose CRD is missing, or a component
+// the cluster would refuse (Knative's feature flags), is reported instead.
+func (r *Reconciler) renderObjects(ctx context.Context, s *scope) error {
+	s.workload = registry.Mode(s.mode)
 	s.producedBy = map[string]v1beta1.ComponentType{}
-	if kind := s.workload.Kinds()[0]; r.isOptional(kind) && !r.optional.Present(kind) {
+	if k := r.watches.Missing(s.workload.Kinds()); k != nil {
 		s.fail(v1beta1.PredictorComponent, v1beta1.ReasonMissingCRD, fmt.Sprintf(
-			"the CRD %s is not installed, and the InferenceService uses Knative mode; install Knative Serving or use Standard mode", crdOf(kind)))
+			"the CRD %s is not installed, and the InferenceService uses %s mode; %s", k.CRD, s.mode, k.Install))
 		return nil
 	}
+	cluster, err := r.clusterFacts(ctx)
+	if err != nil {
+		return err
+	}
 	for _, c := range s.comps {
+		if refused := s.workload.Refuse(c, cluster); len(refused) > 0 {
+			s.fail(c.Type, v1beta1.ReasonKnativeFeatureDisabled, fmt.Sprintf(
+				"Knative would reject the %s's pod as ConfigMap %s stands: %s",
+				c.Type, r.KnativeFeatures.Key(), strings.Join(refused, "; ")))
+			return nil
+		}
 		objs, err := s.workload.Objects(c)
 		if err != nil {
 			return fmt.Errorf("render %s: %w", c.Name, err)
@@ -53,6 +52,16 @@ func (r *Reconciler) renderObjects(_ context.Context, s *scope) error {
 	return nil
 }
 
+// clusterFacts reads what a mode may need to know of the cluster: Knative's
+// feature flags, from the cache.
+func (r *Reconciler) clusterFacts(ctx context.Context) (workload.Cluster, error) {
+	features, err := r.KnativeFeatures.Snapshot(ctx)
+	if err != nil {
+		return workload.Cluster{}, err
+	}
+	return workload.Cluster{KnativeFeatures: features}, nil
+}
+
 // pinned reports whether a runtime or config change must not roll the
 // predictor: the annotation is set, the spec is unchanged since the last full
 // reconcile, and the predictor has been deployed before.
@@ -63,9 +72,9 @@ func pinned(s *scope) bool {
 }
 
 // freeze marks the objects of a kind as kept as they run.
-func freeze(objs []apply.Object, gvk schema.GroupVersionKind) {
+func freeze(objs []apply.Object, k kinds.Kind) {
 	for i := range objs {
-		if objs[i].GVK == gvk {
+		if objs[i].GVK == k.GVK {
 			objs[i].Frozen = true
 		}
 	}

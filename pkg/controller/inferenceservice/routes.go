@@ -4,39 +4,24 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/kubeingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 )
 
-// routerFor returns the route builder the config selects, chosen once per
-// reconcile.
-func routerFor(cfg *config.Ingress) ingress.Builder {
-	if cfg.EnableGatewayAPI {
-		return gatewayapi.Builder{Config: cfg}
-	}
-	return kubeingress.Builder{Config: cfg}
-}
-
-// planRoutes computes the plan and, for an external InferenceService, the
-// route objects. A route kind whose CRD is missing is reported, not applied.
+// planRoutes computes the plan, chooses the router once and renders its
+// objects. A router whose CRD is missing is reported, and routes nothing.
 func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
-	plan, err := ingress.MakePlan(s.isvc, s.comps, &s.cfg.Ingress)
+	clusterLocal := v1beta1.IsClusterLocal(s.isvc)
+	plan, err := ingress.MakePlan(owner.Of(s.isvc), clusterLocal, s.comps, &s.cfg.Ingress)
 	if err != nil {
 		return fmt.Errorf("plan routes: %w", err)
 	}
 	s.plan = plan
-	if !plan.External || s.mode == v1beta1.Knative {
-		// Knative routes its Services itself.
-		return nil
-	}
-	router := routerFor(&s.cfg.Ingress)
-	if kind := router.Kind(); r.isOptional(kind) && !r.optional.Present(kind) {
-		s.missingCRD = crdOf(kind)
+	router := registry.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.watches.Present)
+	if k := r.watches.Missing(router.Kinds()); k != nil {
+		s.missingRouteKind = k
 		return nil
 	}
 	objs, err := router.Objects(plan)
@@ -53,40 +38,10 @@ func (r *Reconciler) observeRoutes(ctx context.Context, s *scope) error {
 	if s.router == nil {
 		return nil
 	}
-	readiness, err := s.router.Ready(ctx, r.Client, s.plan)
+	readiness, err := s.router.Ready(ctx, r.Client, s.plan, s.observed[s.plan.Top.Component])
 	if err != nil {
 		return fmt.Errorf("read routes: %w", err)
 	}
 	s.routes = readiness
 	return nil
-}
-
-func (r *Reconciler) isOptional(gvk schema.GroupVersionKind) bool {
-	for _, k := range optionalKinds {
-		if k.gvk == gvk {
-			return true
-		}
-	}
-	return false
-}
-
-func crdOf(gvk schema.GroupVersionKind) string {
-	for _, k := range optionalKinds {
-		if k.gvk == gvk {
-			return k.crd
-		}
-	}
-	return gvk.String()
-}
-
-// pruneKinds are the child kinds pruned: the workloads', the Ingress, less
-// the optional kinds whose CRD is absent.
-func (r *Reconciler) pruneKinds() []schema.GroupVersionKind {
-	var kinds []schema.GroupVersionKind
-	for _, k := range append(append([]schema.GroupVersionKind{}, workloadKinds...), kubeingress.IngressKind, gatewayapi.HTTPRouteKind) {
-		if !r.isOptional(k) || r.optional.Present(k) {
-			kinds = append(kinds, k)
-		}
-	}
-	return kinds
 }

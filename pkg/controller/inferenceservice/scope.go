@@ -6,6 +6,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
@@ -27,18 +28,18 @@ type scope struct {
 	// producedBy names the component each workload object belongs to, by
 	// apply.Object.String(); routes belong to none.
 	producedBy map[string]v1beta1.ComponentType
-	// workload is the mode's builder, chosen once; observed is its view of
-	// each component.
-	workload workload.Builder
+	// workload is the mode's implementation, chosen once; observed is its
+	// view of each component.
+	workload workload.Mode
 	observed map[v1beta1.ComponentType]workload.State
 
-	// plan is where the InferenceService is reached; router builds its
-	// routes (nil when it has none); missingCRD names the CRD the router
-	// needs but the cluster lacks.
-	plan       *ingress.Plan
-	router     ingress.Builder
-	missingCRD string
-	routes     ingress.Readiness
+	// plan is where the InferenceService is reached; router routes it,
+	// chosen once; missingRouteKind is a kind the router needs whose CRD the
+	// cluster lacks (nothing is routed then); routes is the routes' state.
+	plan             *ingress.Plan
+	router           ingress.Router
+	missingRouteKind *kinds.Kind
+	routes           ingress.Readiness
 
 	// failure is a user-facing problem that stopped the reconcile (bad spec,
 	// no runtime, adoption conflict); status reports it.

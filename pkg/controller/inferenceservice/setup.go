@@ -3,10 +3,7 @@ package inferenceservice
 import (
 	"context"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 )
 
 // SetupWithManager registers the reconciler, its field index and its watches.
@@ -27,23 +25,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.InferenceService{}, runtimeIndex, runtimeIndexValues); err != nil {
 		return err
 	}
-	r.optional = newOptionalWatches(mgr)
-	for _, k := range optionalKinds {
-		if _, err := r.optional.refresh(ctx, k); err != nil {
-			return err
-		}
-	}
+	r.watches = newChildWatches(mgr)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
 		// Spec, annotation and label changes matter (visibility is a label);
 		// status writes, ours included, do not.
 		For(&v1beta1.InferenceService{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
-		Owns(&networkingv1.Ingress{}).
-		// Optional kinds (HTTPRoute) are watched from when their CRD exists.
+		// The child kinds are watched from the registry (watches.go); the
+		// optional ones from when their CRD exists.
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
@@ -54,25 +44,24 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	// Start the watches of the optional kinds that exist already.
-	r.optional.ctrl = c
-	for _, k := range optionalKinds {
-		if _, err := r.optional.refresh(ctx, k); err != nil {
-			return err
-		}
-	}
-	return nil
+	r.watches.ctrl = c
+	return r.watches.start(ctx)
 }
 
-// WatchedObjects are the kinds the controller watches from its start (the
-// optional kinds come and go with their CRDs), as empty objects.
+// WatchedObjects are the kinds the controller watches from its start, as
+// empty objects: its own inputs and the child kinds every cluster serves (the
+// optional kinds come and go with their CRDs).
 func WatchedObjects() []client.Object {
 	crds := &metav1.PartialObjectMetadata{}
 	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	return []client.Object{
-		&v1beta1.InferenceService{}, &appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{},
-		&networkingv1.Ingress{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{}, &corev1.ConfigMap{}, &corev1.Pod{},
+	objs := []client.Object{&v1beta1.InferenceService{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{},
+		&corev1.ConfigMap{}, &corev1.Pod{}}
+	for _, k := range registry.Kinds() {
+		if !k.Optional() {
+			objs = append(objs, k.New())
+		}
 	}
+	return objs
 }
 
 // forRuntime maps a runtime to the InferenceServices that use it, name it,
@@ -118,10 +107,11 @@ func (r *Reconciler) forRuntime(ctx context.Context, obj client.Object) []reconc
 	return reqs
 }
 
-// forConfig re-enqueues every InferenceService when serval-config changes:
-// every key can change what any of them renders.
+// forConfig re-enqueues every InferenceService when serval-config changes
+// (every key can change what any of them renders) or Knative's
+// config-features does (a Knative-mode component may now be accepted).
 func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconcile.Request {
-	if client.ObjectKeyFromObject(obj) != r.Config.Key() {
+	if key := client.ObjectKeyFromObject(obj); key != r.Config.Key() && key != r.KnativeFeatures.Key() {
 		return nil
 	}
 	return r.allInferenceServices(ctx)

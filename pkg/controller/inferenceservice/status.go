@@ -33,18 +33,17 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	}
 	if s.failure != nil {
 		setFailureConditions(&st, s.failure, gen)
-	} else {
+	} else if s.observed != nil {
+		// The children were observed; otherwise an error stopped the phases
+		// before, and the conditions keep their last observed values.
 		for _, c := range s.comps {
 			setComponentReadyCondition(&st, c.Type, s.observed[c.Type], gen)
 		}
 		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, gen)
 		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
-		setAddresses(&st, s.plan)
-		if s.mode == v1beta1.Knative {
-			setKnativeStatus(&st, s, gen)
-		} else {
-			setIngressReadyCondition(&st, s, gen)
-		}
+		setAddresses(&st, s.plan, s.routes)
+		setComponentStatus(&st, s)
+		setIngressReadyCondition(&st, s, gen)
 		if st.DeploymentMode == "" {
 			st.DeploymentMode = s.mode
 		}
@@ -155,29 +154,41 @@ func setModelStatus(st *v1beta1.InferenceServiceStatus, obs workload.State) {
 
 // setAddresses sets the URLs from the route plan: url is external (the
 // cluster-local address for a cluster-local InferenceService), address.url
-// always the cluster-local one.
-func setAddresses(st *v1beta1.InferenceServiceStatus, plan *ingress.Plan) {
+// always the cluster-local one; a router that decides the top-level
+// addresses itself (Knative's routes, Istio's hosts) overrides them.
+func setAddresses(st *v1beta1.InferenceServiceStatus, plan *ingress.Plan, routes ingress.Readiness) {
 	st.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{}
 	for _, r := range plan.Components {
 		st.Components[r.Component] = v1beta1.ComponentStatus{URL: r.URL, Address: &v1beta1.Addressable{URL: r.ClusterURL}}
 	}
 	st.URL = plan.Top.URL
 	st.Address = &v1beta1.Addressable{URL: plan.Top.ClusterURL}
+	if routes.URL != "" {
+		st.URL = routes.URL
+	}
+	if routes.ClusterURL != "" {
+		st.Address = &v1beta1.Addressable{URL: routes.ClusterURL}
+	}
 }
 
-// setIngressReadyCondition: True for a cluster-local InferenceService (no
-// route needed) or once the routes route; False with the reason otherwise,
-// including a missing route CRD.
+// setComponentStatus adds what the mode knows of each component (Knative's
+// URLs, revisions and traffic) to the addresses.
+func setComponentStatus(st *v1beta1.InferenceServiceStatus, s *scope) {
+	for _, c := range s.comps {
+		cs := st.Components[c.Type]
+		s.workload.ComponentStatus(&cs, s.isvc.Status.Components[c.Type], s.observed[c.Type])
+		st.Components[c.Type] = cs
+	}
+}
+
+// setIngressReadyCondition: the routes' readiness as the router reads it
+// (True at once for a cluster-local InferenceService, which needs no route),
+// or False naming the CRD the chosen router needs but the cluster lacks.
 func setIngressReadyCondition(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) {
-	var c metav1.Condition
-	switch {
-	case !s.plan.External:
-		c = condition(v1beta1.ConditionIngressReady, true, "ClusterLocal", "no external route: the InferenceService is cluster-local or ingress creation is disabled", gen)
-	case s.missingCRD != "":
+	c := condition(v1beta1.ConditionIngressReady, s.routes.Ready, s.routes.Reason, s.routes.Message, gen)
+	if k := s.missingRouteKind; k != nil {
 		c = condition(v1beta1.ConditionIngressReady, false, v1beta1.ReasonMissingCRD,
-			fmt.Sprintf("the CRD %s is not installed, and serval-config enables Gateway API (ingress.enableGatewayApi); install Gateway API or disable it", s.missingCRD), gen)
-	default:
-		c = condition(v1beta1.ConditionIngressReady, s.routes.Ready, s.routes.Reason, s.routes.Message, gen)
+			fmt.Sprintf("the CRD %s is not installed, and serval-config routes InferenceServices with %s; %s", k.CRD, k.GVK.Kind, k.Install), gen)
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }

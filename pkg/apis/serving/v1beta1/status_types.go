@@ -239,12 +239,15 @@ const (
 	// ReasonUndecodableSpec: the stored spec does not decode (a value of the
 	// wrong type in a schemaless pod field); Serval leaves the children as
 	// they are until it is fixed.
-	ReasonUndecodableSpec      = "UndecodableSpec"
-	ReasonUnsupportedField     = "UnsupportedField"
-	ReasonConflict             = "ConflictingObject"
-	ReasonMissingCRD           = "MissingCRD"
-	ReasonInvalidConfig        = "InvalidConfig"
-	ReasonComponentsNotReady   = "ComponentsNotReady"
-	ReasonAllComponentsReady   = "AllComponentsReady"
-	ReasonIngressNotConfigured = "IngressNotConfigured"
+	ReasonUndecodableSpec  = "UndecodableSpec"
+	ReasonUnsupportedField = "UnsupportedField"
+	ReasonConflict         = "ConflictingObject"
+	ReasonMissingCRD       = "MissingCRD"
+	// ReasonKnativeFeatureDisabled: Knative's config-features leaves off a
+	// pod feature the component needs; the message names the key.
+	ReasonKnativeFeatureDisabled = "KnativeFeatureDisabled"
+	ReasonInvalidConfig          = "InvalidConfig"
+	ReasonComponentsNotReady     = "ComponentsNotReady"
+	ReasonAllComponentsReady     = "AllComponentsReady"
+	ReasonIngressNotConfigured   = "IngressNotConfigured"
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
 
@@ -53,12 +54,15 @@ func Build(in Inputs) ([]*Component, error) {
 	var out []*Component
 	for _, t := range isvc.Spec.Components() {
 		c := &Component{
-			Type:            t,
-			Name:            v1beta1.ChildName(isvc.Name, t),
-			Owner:           in.ISVC,
-			Extension:       *isvc.Spec.Extension(t).DeepCopy(),
-			Mode:            mode,
-			AutoscalerClass: v1beta1.AutoscalerClassOf(isvc, mode),
+			Type:                      t,
+			Name:                      v1beta1.ChildName(isvc.Name, t),
+			Owner:                     owner.Of(in.ISVC),
+			ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
+			PreviousRolledOutRevision: in.ISVC.Status.Components[t].LatestRolledoutRevision,
+			Selector:                  map[string]string{v1beta1.InferenceServiceLabel: isvc.Name, v1beta1.ComponentLabel: string(t)},
+			Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
+			Mode:                      mode,
+			AutoscalerClass:           v1beta1.AutoscalerClassOf(isvc, mode),
 		}
 		var err error
 		if t == v1beta1.PredictorComponent {

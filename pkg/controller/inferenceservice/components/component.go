@@ -2,8 +2,10 @@ package components
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
 
@@ -15,9 +17,17 @@ type Component struct {
 	Type v1beta1.ComponentType
 	// Name of the component's Deployment, Service, HPA or Knative Service.
 	Name string
-	// Owner is the InferenceService, read-only; builders take the namespace
-	// and the owner reference from it.
-	Owner *v1beta1.InferenceService
+	// Owner is the InferenceService the component belongs to; its objects
+	// live in the owner's namespace and carry its owner reference.
+	Owner owner.Ref
+	// ClusterLocal keeps the component off the external routes.
+	ClusterLocal bool
+	// PreviousRolledOutRevision is the Knative revision that last took all
+	// traffic (from status), which a canary splits traffic with.
+	PreviousRolledOutRevision string
+	// Selector selects the component's pods; it never changes for the life
+	// of the workload (a Deployment's selector is immutable).
+	Selector map[string]string
 	// Labels and Annotations go on the component's objects and pods.
 	Labels      map[string]string
 	Annotations map[string]string
@@ -57,6 +67,11 @@ func (c *Component) ServingPort() int32 {
 
 // Namespace is the InferenceService's namespace.
 func (c *Component) Namespace() string { return c.Owner.Namespace }
+
+// Key is the name and namespace of the component's objects.
+func (c *Component) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: c.Owner.Namespace, Name: c.Name}
+}
 
 // BuildError is a component that cannot be built as specified.
 type BuildError struct {

@@ -17,7 +17,9 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/gatewayapi"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/istio"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/kubeingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 )
 
 func isvc(name string, transformer bool, labels map[string]string) *v1beta1.InferenceService {
@@ -27,6 +29,11 @@ func isvc(name string, transformer bool, labels map[string]string) *v1beta1.Infe
 	if transformer {
 		i.Spec.Transformer = &v1beta1.TransformerSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{{Name: "t", Image: "example.com/t:1"}}}}
 	}
+	return i
+}
+
+func withExplainer(i *v1beta1.InferenceService) *v1beta1.InferenceService {
+	i.Spec.Explainer = &v1beta1.ExplainerSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{{Name: "e", Image: "example.com/e:1"}}}}
 	return i
 }
 
@@ -41,12 +48,12 @@ func plan(t *testing.T, i *v1beta1.InferenceService, cfg *config.Config) *ingres
 	t.Helper()
 	comps, err := components.Build(components.Inputs{ISVC: i, Config: cfg})
 	require.NoError(t, err)
-	p, err := ingress.MakePlan(i, comps, &cfg.Ingress)
+	p, err := ingress.MakePlan(owner.Of(i), v1beta1.IsClusterLocal(i), comps, &cfg.Ingress)
 	require.NoError(t, err)
 	return p
 }
 
-func render(t *testing.T, b ingress.Builder, p *ingress.Plan) []byte {
+func render(t *testing.T, b ingress.Router, p *ingress.Plan) []byte {
 	t.Helper()
 	objs, err := b.Objects(p)
 	require.NoError(t, err)
@@ -90,9 +97,41 @@ func TestGolden(t *testing.T) {
 			ingressCfg := cfgWith(t, tc.data)
 			p := plan(t, tc.isvc, ingressCfg)
 			assert.Equal(t, tc.wantTopURL, p.Top.URL)
-			golden.Check(t, "ingress-"+tc.name, render(t, kubeingress.Builder{Config: &ingressCfg.Ingress}, p))
+			golden.Check(t, "ingress-"+tc.name, render(t, kubeingress.Router{}, p))
 			gatewayCfg := cfgWith(t, with(gateway, tc.data))
-			golden.Check(t, "httproute-"+tc.name, render(t, gatewayapi.Builder{Config: &gatewayCfg.Ingress}, plan(t, tc.isvc, gatewayCfg)))
+			golden.Check(t, "httproute-"+tc.name, render(t, gatewayapi.Router{}, plan(t, tc.isvc, gatewayCfg)))
+		})
+	}
+}
+
+// TestVirtualServiceGolden renders the Istio router's objects: through the
+// local gateway in Knative mode, straight to the Services in Standard mode.
+func TestVirtualServiceGolden(t *testing.T) {
+	local := map[string]string{v1beta1.VisibilityLabel: v1beta1.VisibilityClusterLocal}
+	cases := []struct {
+		name            string
+		isvc            *v1beta1.InferenceService
+		data            map[string]string
+		viaLocalGateway bool
+		wantURL         string
+		wantAddress     string
+	}{
+		{"predictor", isvc("iris", false, nil), nil, true, "http://iris-models.example.com", "http://iris.models.svc.cluster.local"},
+		{"transformer-explainer", withExplainer(isvc("iris", true, nil)), nil, true, "http://iris-models.example.com", "http://iris.models.svc.cluster.local"},
+		{"cluster-local", isvc("iris", true, local), nil, true, "http://iris.models.svc.cluster.local", "http://iris.models.svc.cluster.local"},
+		{"standard", withExplainer(isvc("iris", true, nil)), nil, false, "http://iris-models.example.com", "http://iris.models.svc.cluster.local"},
+		{"path-template", isvc("iris", false, nil), map[string]string{"ingress.pathTemplate": "/serving/{{ .Namespace }}/{{ .Name }}",
+			"ingress.ingressGateway": "istio-system/public", "ingress.localGateway": "istio-system/mesh-local",
+			"ingress.localGatewayService": "mesh-local.istio-system.svc.cluster.local"}, true,
+			"http://example.com/serving/models/iris", "http://iris.models.svc.cluster.local"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(t, tc.isvc, cfgWith(t, tc.data))
+			golden.Check(t, "virtualservice-"+tc.name, render(t, istio.Router{ViaLocalGateway: tc.viaLocalGateway}, p))
+			r := istio.Readiness(p)
+			assert.Equal(t, tc.wantURL, r.URL)
+			assert.Equal(t, tc.wantAddress, r.ClusterURL)
 		})
 	}
 }

@@ -6,53 +6,62 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 )
 
 // ServicePort is the port of every component Service that routes target.
 const ServicePort = 80
 
-// Plan is where an InferenceService is reached.
+// Plan is where an InferenceService is reached: resolved hosts, paths and
+// backends, the input of every Router.
 type Plan struct {
-	ISVC *v1beta1.InferenceService
+	// Owner is the InferenceService; route objects carry its name and
+	// namespace and its owner reference.
+	Owner owner.Ref
 	// External is false for cluster-local InferenceServices and when ingress
-	// creation is disabled: no route is created.
+	// creation is disabled: no external route is created.
 	External bool
 	// Top is the top-level route: to the transformer when there is one, else
 	// the predictor; ":explain" requests go to the explainer when there is one.
 	Top Route
-	// ExplainerService is the explainer's Service, or "".
-	ExplainerService string
+	// Explainer is the explainer's route, or nil.
+	Explainer *Route
 	// Components are the per-component routes, predictor first.
 	Components []Route
 	// Labels go on every route object.
 	Labels map[string]string
+	// Config is the ingress configuration the plan was made with.
+	Config *config.Ingress
 }
 
-// Route is one host (or domain + path prefix) to one Service.
+// Route is one host (or domain + path prefix) to one component's Service.
 type Route struct {
 	Component v1beta1.ComponentType
 	Host      string
 	// PathPrefix is set for path-based routing ("" routes the whole host).
 	PathPrefix string
-	Service    string
+	// Service is the component's Service (or Knative Service) name.
+	Service string
 	// TimeoutSeconds is the component's request timeout, if set.
 	TimeoutSeconds *int64
 	// URL is the external URL of the route.
 	URL string
-	// ClusterURL is the Service's cluster-local URL.
-	ClusterURL string
+	// ClusterHost is the Service's cluster-local host name, and ClusterURL
+	// its URL.
+	ClusterHost, ClusterURL string
 }
 
-// MakePlan computes the routes of an InferenceService.
-func MakePlan(isvc *v1beta1.InferenceService, comps []*components.Component, cfg *config.Ingress) (*Plan, error) {
+// MakePlan computes the routes of an InferenceService's components.
+func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg *config.Ingress) (*Plan, error) {
 	p := &Plan{
-		ISVC:     isvc,
-		External: !v1beta1.IsClusterLocal(isvc) && !cfg.DisableIngressCreation,
-		Labels:   map[string]string{v1beta1.InferenceServiceLabel: isvc.Name},
+		Owner:    o,
+		External: !clusterLocal && !cfg.DisableIngressCreation,
+		Labels:   map[string]string{v1beta1.InferenceServiceLabel: o.Name},
+		Config:   cfg,
 	}
 	var top *components.Component
 	for _, c := range comps {
-		r, err := componentRoute(c, cfg)
+		r, err := componentRoute(c, p.External, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -64,23 +73,27 @@ func MakePlan(isvc *v1beta1.InferenceService, comps []*components.Component, cfg
 			if top == nil {
 				top = c
 			}
-		case v1beta1.ExplainerComponent:
-			p.ExplainerService = c.Name
 		}
 	}
 	if top == nil {
 		return nil, fmt.Errorf("no predictor to route to")
 	}
-	host, err := cfg.Host(isvc.Name, isvc.Namespace)
+	for i := range p.Components {
+		if p.Components[i].Component == v1beta1.ExplainerComponent {
+			p.Explainer = &p.Components[i]
+		}
+	}
+	host, err := cfg.Host(o.Name, o.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("render ingress.domainTemplate: %w", err)
 	}
-	path, err := cfg.Path(isvc.Name, isvc.Namespace)
+	path, err := cfg.Path(o.Name, o.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("render ingress.pathTemplate: %w", err)
 	}
+	clusterHost := ClusterHost(top.Name, top.Namespace())
 	p.Top = Route{Component: top.Type, Host: host, Service: top.Name, TimeoutSeconds: top.Extension.TimeoutSeconds,
-		URL: cfg.URLScheme + "://" + host, ClusterURL: ClusterURL(top)}
+		URL: cfg.URLScheme + "://" + host, ClusterHost: clusterHost, ClusterURL: "http://" + clusterHost}
 	if path != "" {
 		// Path-based routing: the shared ingress domain, this path.
 		p.Top.Host, p.Top.PathPrefix = cfg.IngressDomain, path
@@ -92,20 +105,32 @@ func MakePlan(isvc *v1beta1.InferenceService, comps []*components.Component, cfg
 	return p, nil
 }
 
-func componentRoute(c *components.Component, cfg *config.Ingress) (Route, error) {
+func componentRoute(c *components.Component, external bool, cfg *config.Ingress) (Route, error) {
 	host, err := cfg.Host(c.Name, c.Namespace())
 	if err != nil {
 		return Route{}, fmt.Errorf("render ingress.domainTemplate for %s: %w", c.Name, err)
 	}
+	clusterHost := ClusterHost(c.Name, c.Namespace())
 	r := Route{Component: c.Type, Host: host, Service: c.Name, TimeoutSeconds: c.Extension.TimeoutSeconds,
-		URL: cfg.URLScheme + "://" + host, ClusterURL: ClusterURL(c)}
-	if v1beta1.IsClusterLocal(c.Owner) || cfg.DisableIngressCreation {
+		URL: cfg.URLScheme + "://" + host, ClusterHost: clusterHost, ClusterURL: "http://" + clusterHost}
+	if !external {
 		r.URL = r.ClusterURL
 	}
 	return r, nil
 }
 
-// ClusterURL is a component Service's cluster-local URL.
-func ClusterURL(c *components.Component) string {
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local", c.Name, c.Namespace())
+// ClusterHost is the cluster-local host name of a Service.
+func ClusterHost(name, namespace string) string {
+	return name + "." + namespace + ".svc.cluster.local"
+}
+
+// ObjectLabels are the labels of a route object of one component (or of the
+// top-level route, with the component it targets).
+func (p *Plan) ObjectLabels(component v1beta1.ComponentType) map[string]string {
+	labels := make(map[string]string, len(p.Labels)+1)
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	labels[v1beta1.ComponentLabel] = string(component)
+	return labels
 }

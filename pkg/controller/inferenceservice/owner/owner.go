@@ -1,21 +1,44 @@
-// Package owner builds the owner reference every child of an InferenceService
-// carries, so that garbage collection deletes the children with it and
-// watches map them back to it.
+// Package owner holds the resolved owner of a child object: the reference
+// every child carries, so that garbage collection deletes the children with
+// their owner and watches map them back to it. Builders take an Ref, not the
+// owner object itself.
 package owner
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
-// Reference is the controller owner reference to isvc.
-func Reference(isvc *v1beta1.InferenceService) *metav1ac.OwnerReferenceApplyConfiguration {
+// Ref identifies the controlling owner of a child.
+type Ref struct {
+	APIVersion, Kind string
+	Name, Namespace  string
+	UID              types.UID
+}
+
+// Of is the reference to an InferenceService.
+func Of(isvc *v1beta1.InferenceService) Ref {
+	return Ref{APIVersion: v1beta1.GroupVersion.String(), Kind: "InferenceService", Name: isvc.Name, Namespace: isvc.Namespace, UID: isvc.UID}
+}
+
+// Reference is the controller owner reference, as an apply configuration.
+func (r Ref) Reference() *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
-		WithAPIVersion(v1beta1.GroupVersion.String()).
-		WithKind("InferenceService").
-		WithName(isvc.Name).
-		WithUID(isvc.UID).
+		WithAPIVersion(r.APIVersion).
+		WithKind(r.Kind).
+		WithName(r.Name).
+		WithUID(r.UID).
 		WithController(true).
 		WithBlockOwnerDeletion(true)
+}
+
+// Unstructured is the controller owner reference in the map form of an
+// Unstructured object.
+func (r Ref) Unstructured() map[string]any {
+	return map[string]any{
+		"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name,
+		"uid": string(r.UID), "controller": true, "blockOwnerDeletion": true,
+	}
 }

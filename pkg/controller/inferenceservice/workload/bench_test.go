@@ -19,7 +19,7 @@ func BenchmarkStandardObjects(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, err := standard.Builder{}.Objects(comps[0])
+		objs, err := standard.Mode{}.Objects(comps[0])
 		if err != nil {
 			b.Fatal(err)
 		}

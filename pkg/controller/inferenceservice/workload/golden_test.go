@@ -34,24 +34,24 @@ func TestGolden(t *testing.T) {
 	cases := []struct {
 		name    string
 		isvc    *v1beta1.InferenceService
-		builder workload.Builder
+		builder workload.Mode
 	}{
 		{"standard-hpa", custom("hpa", nil, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](2), 5
 			s.Predictor.ScaleMetric, s.Predictor.ScaleTarget = ptr.To(v1beta1.ScaleMetricMemory), ptr.To[int32](70)
-		}), standard.Builder{}},
+		}), standard.Mode{}},
 		{"standard-no-autoscaler", custom("fixed", map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas = ptr.To[int32](3)
 			s.Predictor.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-		}), standard.Builder{}},
+		}), standard.Mode{}},
 		{"knative-canary", custom("kn", map[string]string{v1beta1.DeploymentModeAnnotation: "Knative"}, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas, s.Predictor.CanaryTrafficPercent = ptr.To[int32](0), ptr.To[int64](10)
 			s.Predictor.ScaleMetric, s.Predictor.TimeoutSeconds = ptr.To(v1beta1.ScaleMetricRPS), ptr.To[int64](120)
-		}), knative.Builder{}},
+		}), knative.Mode{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.builder == (knative.Builder{}) {
+			if tc.builder == (knative.Mode{}) {
 				tc.isvc.Status.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{
 					v1beta1.PredictorComponent: {LatestRolledoutRevision: "kn-predictor-00001"}}
 			}

@@ -35,17 +35,10 @@ type State struct {
 	Traffic                                    []v1beta1.TrafficTarget
 }
 
-// Observer reads a component's State; each mode's Builder implements it.
-type Observer interface {
-	Observe(ctx context.Context, r client.Reader, c *components.Component) (State, error)
-}
-
 // ListPods returns the component's pods, newest first.
 func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels{
-		v1beta1.InferenceServiceLabel: c.Owner.Name, v1beta1.ComponentLabel: string(c.Type),
-	}); err != nil {
+	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels(c.Selector)); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(pods.Items, func(i, j int) bool {

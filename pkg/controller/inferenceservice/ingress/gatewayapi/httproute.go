@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -16,41 +15,58 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
-	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
-// HTTPRouteKind is the kind this builder creates.
-var HTTPRouteKind = gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute")
+// RBAC for the kinds below (controller-gen reads these free-standing markers).
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+
+// HTTPRouteKind is the kind this router creates.
+var HTTPRouteKind = kinds.Kind{
+	GVK:     gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"),
+	CRD:     "httproutes.gateway.networking.k8s.io",
+	Install: "install Gateway API or set ingress.enableGatewayApi to false",
+	Typed:   func() client.Object { return &gatewayv1.HTTPRoute{} },
+}
 
 // explainPath matches KServe's explain requests, which go to the explainer.
 const explainPath = `^/v1/models/[\w-]+:explain$`
 
-// Builder is the Gateway API ingress.Builder.
-type Builder struct {
-	Config *config.Ingress
-}
+// Router is the Gateway API ingress.Router: an HTTPRoute for the top-level
+// host and one per component host (Gateway API sets hostnames per route).
+type Router struct{}
 
-// Kind implements ingress.Builder.
-func (Builder) Kind() schema.GroupVersionKind { return HTTPRouteKind }
+var _ ingress.Router = Router{}
 
-// Objects implements ingress.Builder.
-func (b Builder) Objects(p *ingress.Plan) ([]apply.Object, error) {
-	objs := []apply.Object{b.object(p, p.ISVC.Name, p.Top, p.ExplainerService)}
+// Name implements ingress.Router.
+func (Router) Name() string { return "Gateway API" }
+
+// Kinds implements ingress.Router.
+func (Router) Kinds() []kinds.Kind { return []kinds.Kind{HTTPRouteKind} }
+
+// Objects implements ingress.Router.
+func (Router) Objects(p *ingress.Plan) ([]apply.Object, error) {
+	explainer := ""
+	if p.Explainer != nil {
+		explainer = p.Explainer.Service
+	}
+	objs := []apply.Object{object(p, p.Owner.Name, p.Top, explainer)}
 	for _, r := range p.Components {
-		objs = append(objs, b.object(p, v1beta1.ChildName(p.ISVC.Name, r.Component), r, ""))
+		objs = append(objs, object(p, v1beta1.ChildName(p.Owner.Name, r.Component), r, ""))
 	}
 	return objs, nil
 }
 
-func (b Builder) object(p *ingress.Plan, name string, r ingress.Route, explainer string) apply.Object {
-	return apply.Object{GVK: HTTPRouteKind, Key: types.NamespacedName{Namespace: p.ISVC.Namespace, Name: name},
-		Spec: MakeHTTPRoute(p, name, r, explainer, b.Config)}
+func object(p *ingress.Plan, name string, r ingress.Route, explainer string) apply.Object {
+	return apply.Object{GVK: HTTPRouteKind.GVK, Key: types.NamespacedName{Namespace: p.Owner.Namespace, Name: name},
+		Spec: MakeHTTPRoute(p, name, r, explainer)}
 }
 
 // MakeHTTPRoute returns the HTTPRoute of one route of the plan.
-func MakeHTTPRoute(p *ingress.Plan, name string, r ingress.Route, explainer string, cfg *config.Ingress) *gwac.HTTPRouteApplyConfiguration {
+func MakeHTTPRoute(p *ingress.Plan, name string, r ingress.Route, explainer string) *gwac.HTTPRouteApplyConfiguration {
+	cfg := p.Config
 	parent := gwac.ParentReference().
 		WithGroup(gatewayv1.GroupName).WithKind("Gateway").
 		WithNamespace(gatewayv1.Namespace(cfg.Gateway.Namespace)).
@@ -74,9 +90,9 @@ func MakeHTTPRoute(p *ingress.Plan, name string, r ingress.Route, explainer stri
 				WithType(gatewayv1.PrefixMatchHTTPPathModifier).WithReplacePrefixMatch("/"))))
 	}
 	rules = append(rules, main)
-	return gwac.HTTPRoute(name, p.ISVC.Namespace).
-		WithLabels(routeLabels(p, r)).
-		WithOwnerReferences(owner.Reference(p.ISVC)).
+	return gwac.HTTPRoute(name, p.Owner.Namespace).
+		WithLabels(p.ObjectLabels(r.Component)).
+		WithOwnerReferences(p.Owner.Reference()).
 		WithSpec(gwac.HTTPRouteSpec().
 			WithParentRefs(parent).
 			WithHostnames(gatewayv1.Hostname(r.Host)).
@@ -93,19 +109,10 @@ func rule(r ingress.Route, match gatewayv1.PathMatchType, value, service string)
 	return rl
 }
 
-func routeLabels(p *ingress.Plan, r ingress.Route) map[string]string {
-	labels := map[string]string{}
-	for k, v := range p.Labels {
-		labels[k] = v
-	}
-	labels[v1beta1.ComponentLabel] = string(r.Component)
-	return labels
-}
-
-// Ready implements ingress.Builder: every route has every parent Accepted
+// Ready implements ingress.Router: every route has every parent Accepted
 // and ResolvedRefs.
-func (b Builder) Ready(ctx context.Context, c client.Reader, p *ingress.Plan) (ingress.Readiness, error) {
-	objs, _ := b.Objects(p)
+func (rt Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ workload.State) (ingress.Readiness, error) {
+	objs, _ := rt.Objects(p)
 	var waiting []string
 	for _, o := range objs {
 		route := &gatewayv1.HTTPRoute{}
@@ -116,7 +123,7 @@ func (b Builder) Ready(ctx context.Context, c client.Reader, p *ingress.Plan) (i
 			}
 			return ingress.Readiness{}, err
 		}
-		if why := notReady(route); why != "" {
+		if why := NotReady(route); why != "" {
 			waiting = append(waiting, o.Key.Name+": "+why)
 		}
 	}
@@ -126,8 +133,8 @@ func (b Builder) Ready(ctx context.Context, c client.Reader, p *ingress.Plan) (i
 	return ingress.Readiness{Ready: true, Reason: "RoutesReady"}, nil
 }
 
-// notReady says why a route does not route yet, or "".
-func notReady(route *gatewayv1.HTTPRoute) string {
+// NotReady says why a route does not route yet, or "".
+func NotReady(route *gatewayv1.HTTPRoute) string {
 	if len(route.Status.Parents) == 0 {
 		return "no Gateway has accepted the route yet"
 	}

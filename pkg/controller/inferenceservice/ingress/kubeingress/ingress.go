@@ -5,51 +5,56 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apply"
-	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
-// IngressKind is the kind this builder creates.
-var IngressKind = networkingv1.SchemeGroupVersion.WithKind("Ingress")
+// RBAC for the kinds below (controller-gen reads these free-standing markers).
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 
-// Builder is the Kubernetes Ingress ingress.Builder.
-type Builder struct {
-	Config *config.Ingress
-}
+// IngressKind is the kind this router creates.
+var IngressKind = kinds.Kind{GVK: networkingv1.SchemeGroupVersion.WithKind("Ingress"), Typed: func() client.Object { return &networkingv1.Ingress{} }}
 
-// Kind implements ingress.Builder.
-func (Builder) Kind() schema.GroupVersionKind { return IngressKind }
+// Router is the Kubernetes Ingress ingress.Router.
+type Router struct{}
 
-// Objects implements ingress.Builder.
-func (b Builder) Objects(p *ingress.Plan) ([]apply.Object, error) {
-	return []apply.Object{{GVK: IngressKind, Key: key(p), Spec: MakeIngress(p, b.Config)}}, nil
+var _ ingress.Router = Router{}
+
+// Name implements ingress.Router.
+func (Router) Name() string { return "Ingress" }
+
+// Kinds implements ingress.Router.
+func (Router) Kinds() []kinds.Kind { return []kinds.Kind{IngressKind} }
+
+// Objects implements ingress.Router.
+func (Router) Objects(p *ingress.Plan) ([]apply.Object, error) {
+	return []apply.Object{{GVK: IngressKind.GVK, Key: key(p), Spec: MakeIngress(p)}}, nil
 }
 
 func key(p *ingress.Plan) types.NamespacedName {
-	return types.NamespacedName{Namespace: p.ISVC.Namespace, Name: p.ISVC.Name}
+	return types.NamespacedName{Namespace: p.Owner.Namespace, Name: p.Owner.Name}
 }
 
 // MakeIngress returns the Ingress of the plan: the top-level rule, then one
 // rule per component host.
-func MakeIngress(p *ingress.Plan, cfg *config.Ingress) *networkingv1ac.IngressApplyConfiguration {
+func MakeIngress(p *ingress.Plan) *networkingv1ac.IngressApplyConfiguration {
 	rules := []*networkingv1ac.IngressRuleApplyConfiguration{rule(p.Top)}
 	for _, r := range p.Components {
 		rules = append(rules, rule(r))
 	}
 	spec := networkingv1ac.IngressSpec().WithRules(rules...)
-	if cfg.IngressClassName != "" {
-		spec.WithIngressClassName(cfg.IngressClassName)
+	if p.Config.IngressClassName != "" {
+		spec.WithIngressClassName(p.Config.IngressClassName)
 	}
-	return networkingv1ac.Ingress(p.ISVC.Name, p.ISVC.Namespace).
+	return networkingv1ac.Ingress(p.Owner.Name, p.Owner.Namespace).
 		WithLabels(p.Labels).
-		WithOwnerReferences(owner.Reference(p.ISVC)).
+		WithOwnerReferences(p.Owner.Reference()).
 		WithSpec(spec)
 }
 
@@ -64,8 +69,9 @@ func rule(r ingress.Route) *networkingv1ac.IngressRuleApplyConfiguration {
 				WithName(r.Service).WithPort(networkingv1ac.ServiceBackendPort().WithNumber(ingress.ServicePort))))))
 }
 
-// Ready implements ingress.Builder.
-func (b Builder) Ready(ctx context.Context, c client.Reader, p *ingress.Plan) (ingress.Readiness, error) {
+// Ready implements ingress.Router: an Ingress reports no readiness, so it is
+// ready once it exists, or once it has an address when the config asks.
+func (Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ workload.State) (ingress.Readiness, error) {
 	ing := &networkingv1.Ingress{}
 	if err := c.Get(ctx, key(p), ing); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -73,8 +79,13 @@ func (b Builder) Ready(ctx context.Context, c client.Reader, p *ingress.Plan) (i
 		}
 		return ingress.Readiness{}, err
 	}
-	if b.Config.RequireLoadBalancerAddress && len(ing.Status.LoadBalancer.Ingress) == 0 {
-		return ingress.Readiness{Reason: "NoLoadBalancerAddress", Message: "the Ingress has no load-balancer address yet"}, nil
+	return Readiness(ing, p.Config.RequireLoadBalancerAddress), nil
+}
+
+// Readiness reads a live Ingress.
+func Readiness(ing *networkingv1.Ingress, requireAddress bool) ingress.Readiness {
+	if requireAddress && len(ing.Status.LoadBalancer.Ingress) == 0 {
+		return ingress.Readiness{Reason: "NoLoadBalancerAddress", Message: "the Ingress has no load-balancer address yet"}
 	}
-	return ingress.Readiness{Ready: true, Reason: "IngressCreated"}, nil
+	return ingress.Readiness{Ready: true, Reason: "IngressCreated"}
 }

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -15,13 +14,12 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
-// Observe implements workload.Observer from the Knative Service's status:
+// Observe implements workload.Mode from the Knative Service's status:
 // Ready means serving; the rollout is done when the latest created revision
 // is ready and ConfigurationsReady and RoutesReady are True.
-func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
-	ksvc := &unstructured.Unstructured{}
-	ksvc.SetGroupVersionKind(ServiceKind)
-	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace(), Name: c.Name}, ksvc)
+func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
+	ksvc := ServiceKind.New().(*unstructured.Unstructured)
+	err := r.Get(ctx, c.Key(), ksvc)
 	if apierrors.IsNotFound(err) {
 		return workload.State{NotAvailableMessage: "the Knative Service does not exist yet", RolloutMessage: "waiting for the Knative Service"}, nil
 	}
@@ -32,6 +30,12 @@ func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Compo
 	if err != nil {
 		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
 	}
+	return StateOf(ksvc, pods), nil
+}
+
+// StateOf reads a component's state from its Knative Service and its pods,
+// newest first.
+func StateOf(ksvc *unstructured.Unstructured, pods []corev1.Pod) workload.State {
 	st := workload.State{Problem: workload.FirstPodProblem(pods), Loading: workload.PodsLoading(pods)}
 	status, _, _ := unstructured.NestedMap(ksvc.Object, "status")
 	ready, readyMsg := conditionOf(status, "Ready")
@@ -52,7 +56,7 @@ func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Compo
 	default:
 		st.RolloutMessage = "the latest revision is rolling out"
 	}
-	return st, nil
+	return st
 }
 
 // conditionOf returns whether a Knative condition is True, and its message.
@@ -93,4 +97,29 @@ func trafficOf(status map[string]any) []v1beta1.TrafficTarget {
 		out = append(out, t)
 	}
 	return out
+}
+
+// ComponentStatus implements workload.Mode with what Knative reports: the
+// component's URL, its revisions and traffic. A revision counts as rolled
+// out when it is ready and takes all traffic; the one before it is kept as
+// the previous rolled-out revision, which a canary splits traffic with.
+func (Mode) ComponentStatus(cs *v1beta1.ComponentStatus, prev v1beta1.ComponentStatus, obs workload.State) {
+	if obs.URL != "" {
+		cs.URL = obs.URL
+	}
+	cs.LatestReadyRevision, cs.LatestCreatedRevision, cs.Traffic = obs.LatestReadyRevision, obs.LatestCreatedRevision, obs.Traffic
+	cs.LatestRolledoutRevision, cs.PreviousRolledoutRevision = prev.LatestRolledoutRevision, prev.PreviousRolledoutRevision
+	if obs.RolledOut && allTrafficToLatest(obs.Traffic) && obs.LatestReadyRevision != prev.LatestRolledoutRevision {
+		cs.PreviousRolledoutRevision = prev.LatestRolledoutRevision
+		cs.LatestRolledoutRevision = obs.LatestReadyRevision
+	}
+}
+
+func allTrafficToLatest(traffic []v1beta1.TrafficTarget) bool {
+	for _, t := range traffic {
+		if t.Percent != nil && *t.Percent > 0 && (t.LatestRevision == nil || !*t.LatestRevision) {
+			return false
+		}
+	}
+	return true
 }

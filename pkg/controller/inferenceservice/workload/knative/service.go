@@ -8,16 +8,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
-// ServiceKind is the Knative Service.
-var ServiceKind = schema.GroupVersionKind{Group: "serving.knative.dev", Version: "v1", Kind: "Service"}
+// RBAC for the kinds below (controller-gen reads these free-standing markers).
+// +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;list;watch;create;update;patch;delete
+
+// ServiceKind is the Knative Service, built and read as Unstructured.
+var ServiceKind = kinds.Kind{
+	GVK:     schema.GroupVersionKind{Group: "serving.knative.dev", Version: "v1", Kind: "Service"},
+	CRD:     "services.serving.knative.dev",
+	Install: "install Knative Serving or use Standard mode",
+}
 
 // Knative's annotations and labels.
 const (
@@ -33,22 +41,24 @@ const (
 	latestTag, prevTag = "latest", "prev"
 )
 
-// Builder is the Knative-mode workload.Builder.
-type Builder struct{}
+// Mode is the Knative deployment mode.
+type Mode struct{}
 
-// Kinds implements workload.Builder.
-func (Builder) Kinds() []schema.GroupVersionKind { return []schema.GroupVersionKind{ServiceKind} }
+var _ workload.Mode = Mode{}
 
-// Objects implements workload.Builder.
-func (Builder) Objects(c *components.Component) ([]apply.Object, error) {
+// Name implements workload.Mode.
+func (Mode) Name() v1beta1.DeploymentMode { return v1beta1.Knative }
+
+// Kinds implements workload.Mode.
+func (Mode) Kinds() []kinds.Kind { return []kinds.Kind{ServiceKind} }
+
+// Objects implements workload.Mode.
+func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 	ksvc, err := MakeService(c)
 	if err != nil {
 		return nil, err
 	}
-	return []apply.Object{{
-		GVK: ServiceKind, Key: types.NamespacedName{Namespace: c.Namespace(), Name: c.Name},
-		Spec: client.ApplyConfigurationFromUnstructured(ksvc),
-	}}, nil
+	return []apply.Object{{GVK: ServiceKind.GVK, Key: c.Key(), Spec: client.ApplyConfigurationFromUnstructured(ksvc)}}, nil
 }
 
 // MakeService returns the Knative Service that runs c.
@@ -68,19 +78,15 @@ func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
 	}
 	labels := stringMap(c.Labels)
 	objectLabels := stringMap(c.Labels)
-	if v1beta1.IsClusterLocal(c.Owner) {
+	if c.ClusterLocal {
 		objectLabels[visibilityLabel] = clusterLocal
 	}
-	owner := c.Owner
 	ksvc := map[string]any{
-		"apiVersion": ServiceKind.GroupVersion().String(),
-		"kind":       ServiceKind.Kind,
+		"apiVersion": ServiceKind.GVK.GroupVersion().String(),
+		"kind":       ServiceKind.GVK.Kind,
 		"metadata": map[string]any{
 			"name": c.Name, "namespace": c.Namespace(), "labels": objectLabels,
-			"ownerReferences": []any{map[string]any{
-				"apiVersion": v1beta1.GroupVersion.String(), "kind": "InferenceService", "name": owner.Name,
-				"uid": string(owner.UID), "controller": true, "blockOwnerDeletion": true,
-			}},
+			"ownerReferences": []any{c.Owner.Unstructured()},
 		},
 		"spec": map[string]any{
 			"template": map[string]any{
@@ -141,7 +147,7 @@ func templateAnnotations(c *components.Component) map[string]any {
 // the last fully rolled-out one; without a canary (or before any rollout),
 // everything to the latest.
 func traffic(c *components.Component) []any {
-	prev := c.Owner.Status.Components[c.Type].LatestRolledoutRevision
+	prev := c.PreviousRolledOutRevision
 	canary := c.Extension.CanaryTrafficPercent
 	if canary == nil || prev == "" {
 		return []any{map[string]any{"latestRevision": true, "percent": int64(100)}}

@@ -4,42 +4,60 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
+
+// RBAC for the kinds below (controller-gen reads these free-standing markers).
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 
 // The kinds a Standard workload consists of.
 var (
-	DeploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
-	ServiceKind    = corev1.SchemeGroupVersion.WithKind("Service")
-	HPAKind        = autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler")
+	DeploymentKind = kinds.Kind{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Typed: func() client.Object { return &appsv1.Deployment{} }}
+	ServiceKind    = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Service"), Typed: func() client.Object { return &corev1.Service{} }}
+	HPAKind        = kinds.Kind{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
+		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }}
 )
 
-// Builder is the Standard-mode workload.Builder.
-type Builder struct{}
+// Mode is the Standard deployment mode.
+type Mode struct{}
 
-// Kinds implements workload.Builder.
-func (Builder) Kinds() []schema.GroupVersionKind {
-	return []schema.GroupVersionKind{DeploymentKind, ServiceKind, HPAKind}
-}
+var _ workload.Mode = Mode{}
 
-// Objects implements workload.Builder: a Deployment, a Service and, with
+// Name implements workload.Mode.
+func (Mode) Name() v1beta1.DeploymentMode { return v1beta1.Standard }
+
+// Kinds implements workload.Mode.
+func (Mode) Kinds() []kinds.Kind { return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind} }
+
+// Objects implements workload.Mode: a Deployment, a Service and, with
 // autoscalerClass hpa, an HPA.
-func (Builder) Objects(c *components.Component) ([]apply.Object, error) {
-	key := types.NamespacedName{Namespace: c.Namespace(), Name: c.Name}
+func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 	dep, err := MakeDeployment(c)
 	if err != nil {
 		return nil, err
 	}
 	objs := []apply.Object{
-		{GVK: DeploymentKind, Key: key, Spec: dep, OmitsReplicas: !OwnsReplicas(c)},
-		{GVK: ServiceKind, Key: key, Spec: MakeService(c)},
+		{GVK: DeploymentKind.GVK, Key: c.Key(), Spec: dep, OmitsReplicas: !OwnsReplicas(c)},
+		{GVK: ServiceKind.GVK, Key: c.Key(), Spec: MakeService(c)},
 	}
 	if WantsHPA(c) {
-		objs = append(objs, apply.Object{GVK: HPAKind, Key: key, Spec: MakeHPA(c)})
+		objs = append(objs, apply.Object{GVK: HPAKind.GVK, Key: c.Key(), Spec: MakeHPA(c)})
 	}
 	return objs, nil
 }
+
+// Refuse implements workload.Mode: a Deployment takes any pod the API
+// server takes.
+func (Mode) Refuse(*components.Component, workload.Cluster) []string { return nil }
+
+// ComponentStatus implements workload.Mode: a Standard component's status is
+// its readiness and addresses only.
+func (Mode) ComponentStatus(*v1beta1.ComponentStatus, v1beta1.ComponentStatus, workload.State) {}

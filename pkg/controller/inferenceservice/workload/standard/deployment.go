@@ -13,17 +13,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 )
-
-// SelectorLabels select a component's pods; they never change for the life of
-// the Deployment, whose selector is immutable.
-func SelectorLabels(c *components.Component) map[string]string {
-	return map[string]string{
-		v1beta1.InferenceServiceLabel: c.Owner.Name,
-		v1beta1.ComponentLabel:        string(c.Type),
-	}
-}
 
 // OwnsReplicas reports whether Serval sets the Deployment's replicas: only
 // when no autoscaler does.
@@ -38,7 +28,7 @@ func MakeDeployment(c *components.Component) (*appsv1ac.DeploymentApplyConfigura
 		return nil, err
 	}
 	spec := appsv1ac.DeploymentSpec().
-		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(c))).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(c.Selector)).
 		WithTemplate(template)
 	if OwnsReplicas(c) {
 		spec.WithReplicas(minReplicas(c))
@@ -53,7 +43,7 @@ func MakeDeployment(c *components.Component) (*appsv1ac.DeploymentApplyConfigura
 	return appsv1ac.Deployment(c.Name, c.Namespace()).
 		WithLabels(c.Labels).
 		WithAnnotations(c.Annotations).
-		WithOwnerReferences(owner.Reference(c.Owner)).
+		WithOwnerReferences(c.Owner.Reference()).
 		WithSpec(spec), nil
 }
 

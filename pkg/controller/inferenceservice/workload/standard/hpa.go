@@ -10,7 +10,6 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 )
 
 // DefaultCPUUtilization is the HPA's CPU target when scaleTarget is unset.
@@ -34,7 +33,7 @@ func MakeHPA(c *components.Component) *autoscalingv2ac.HorizontalPodAutoscalerAp
 	}
 	return autoscalingv2ac.HorizontalPodAutoscaler(c.Name, c.Namespace()).
 		WithLabels(c.Labels).
-		WithOwnerReferences(owner.Reference(c.Owner)).
+		WithOwnerReferences(c.Owner.Reference()).
 		WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().
 			WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().
 				WithAPIVersion("apps/v1").WithKind("Deployment").WithName(c.Name)).

@@ -7,19 +7,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
-// Observe implements workload.Observer: Available means serving; the rollout
+// Observe implements workload.Mode: Available means serving; the rollout
 // is done when every replica runs the latest spec.
-func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
+func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Component) (workload.State, error) {
 	var dep *appsv1.Deployment
 	d := &appsv1.Deployment{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace(), Name: c.Name}, d)
+	err := r.Get(ctx, c.Key(), d)
 	switch {
 	case err == nil:
 		dep = d
@@ -30,6 +29,12 @@ func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Compo
 	if err != nil {
 		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
 	}
+	return StateOf(dep, pods), nil
+}
+
+// StateOf reads a component's state from its Deployment (nil when it does
+// not exist yet) and its pods, newest first.
+func StateOf(dep *appsv1.Deployment, pods []corev1.Pod) workload.State {
 	st := workload.State{Problem: workload.FirstPodProblem(pods), Loading: workload.PodsLoading(pods)}
 	st.Available, st.NotAvailableMessage = available(dep)
 	var deadline bool
@@ -43,7 +48,7 @@ func (Builder) Observe(ctx context.Context, r client.Reader, c *components.Compo
 	default:
 		st.RolloutMessage = "the latest spec is rolling out"
 	}
-	return st, nil
+	return st
 }
 
 // available reports whether the Deployment serves: its Available condition.

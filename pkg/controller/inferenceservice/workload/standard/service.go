@@ -6,7 +6,6 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
 )
 
 // h2cAppProtocol marks a gRPC (HTTP/2 cleartext) Service port for gateways.
@@ -29,10 +28,10 @@ func MakeService(c *components.Component) *corev1ac.ServiceApplyConfiguration {
 	}
 	return corev1ac.Service(c.Name, c.Namespace()).
 		WithLabels(c.Labels).
-		WithOwnerReferences(owner.Reference(c.Owner)).
+		WithOwnerReferences(c.Owner.Reference()).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(SelectorLabels(c)).
+			WithSelector(c.Selector).
 			WithPorts(ports...))
 }
 

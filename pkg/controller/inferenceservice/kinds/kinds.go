@@ -1,0 +1,47 @@
+// Package kinds describes the kinds of child objects Serval creates. Each
+// deployment mode and each router declares its kinds with a Kind; the cache
+// filters, the watches, the optional-CRD handling and the prune step all
+// derive from those declarations (see package registry).
+package kinds
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Kind is a kind of child object.
+type Kind struct {
+	// GVK is the kind's group, version and kind.
+	GVK schema.GroupVersionKind
+	// CRD names the CustomResourceDefinition that serves an optional kind,
+	// one a cluster may lack (Knative Service, HTTPRoute, VirtualService);
+	// "" for kinds every cluster serves.
+	CRD string
+	// Install says what to install to get the CRD, for messages.
+	Install string
+	// Typed returns an empty typed object of the kind; nil for a kind Serval
+	// reads as Unstructured (it ships no Go types Serval can use).
+	Typed func() client.Object
+}
+
+// Optional reports whether the kind's CRD may be absent.
+func (k Kind) Optional() bool { return k.CRD != "" }
+
+// New returns an empty object of the kind: typed, or Unstructured.
+func (k Kind) New() client.Object {
+	if k.Typed != nil {
+		return k.Typed()
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	return u
+}
+
+// String is the kind's name with its group, for messages.
+func (k Kind) String() string {
+	if k.GVK.Group == "" {
+		return k.GVK.Kind
+	}
+	return k.GVK.Kind + "." + k.GVK.Group
+}

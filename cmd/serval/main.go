@@ -4,12 +4,17 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/migrate"
@@ -51,11 +56,26 @@ Exit codes: 0 done; 2 done, with findings that cannot be carried over;
 	cmd.Flags().StringVarP(&o.OutDir, "output-dir", "o", "", "write one file per input file into this directory instead of standard output")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "fail, writing nothing, if anything cannot be carried over")
 	cmd.Flags().BoolVar(&o.NoPinProtocol, "no-pin-protocol", false, "let Serval choose the protocol where it differs from KServe's v1")
+	cmd.Flags().StringVar(&o.DefaultMode, "default-mode", "Serverless", "the source cluster's default deployment mode (Serverless, KServe's default, or RawDeployment), which manifests without the annotation ran in")
 	return cmd
+}
+
+// managerLogger is the in-process manager's logger: its errors only, unless
+// -v asks for more.
+func managerLogger(w io.Writer, verbosity int) logr.Logger {
+	level := zapcore.ErrorLevel
+	switch {
+	case verbosity == 1:
+		level = zapcore.InfoLevel
+	case verbosity > 1:
+		level = zapcore.DebugLevel
+	}
+	return zap.New(zap.WriteTo(w), zap.Level(level))
 }
 
 func devCommand() *cobra.Command {
 	var o dev.Options
+	var verbosity int
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local cluster on simulated nodes with Serval and a sample InferenceService",
@@ -69,9 +89,11 @@ container runs and no model is loaded. Stops everything on Ctrl-C.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o.Out = cmd.OutOrStdout()
+			ctrl.SetLogger(managerLogger(cmd.ErrOrStderr(), verbosity))
 			return dev.Run(ctx, o)
 		},
 	}
+	cmd.Flags().CountVarP(&verbosity, "verbose", "v", "show the manager's log on stderr: -v its info messages, -vv its debug messages (errors are always shown)")
 	cmd.Flags().StringVar(&o.Sample, "sample", "sklearn", "the sample to apply: a file name in config/samples, without .yaml")
 	cmd.Flags().BoolVar(&o.NoSample, "no-sample", false, "apply no sample")
 	cmd.Flags().BoolVar(&o.ExitWhenReady, "exit-when-ready", false, "stop and exit 0 once the sample is Ready")

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -54,9 +53,12 @@ type cacheKey struct {
 }
 
 // applied is what was last applied to an object: the desired hash and the
-// live version (see versionOf) the apply returned.
+// live version (see versionOf) the apply returned; or, for an object the API
+// server refused, the hash it refused, the live version it was refused
+// against ("" when absent) and why.
 type applied struct {
 	hash, version string
+	rejected      error
 }
 
 // ConflictError is an existing object of a desired name that another owner
@@ -71,16 +73,17 @@ func (e *ConflictError) Error() string {
 }
 
 // Apply applies each object unless its desired state is already live. owner
-// is the controlling InferenceService's UID. It returns a *ConflictError for
-// an object someone else controls, after applying the others.
-func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) error {
-	var errs []error
+// is the controlling InferenceService's UID. It applies every object it can
+// and returns the ones it could not: a *ConflictError for an object someone
+// else controls, else the API server's error.
+func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) []Failure {
+	var failures []Failure
 	for _, obj := range objects {
 		if err := a.applyOne(ctx, owner, obj); err != nil {
-			errs = append(errs, err)
+			failures = append(failures, Failure{Object: obj, Err: err})
 		}
 	}
-	return errors.Join(errs...)
+	return failures
 }
 
 func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) error {
@@ -112,29 +115,40 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) err
 		return err
 	}
 	ck := cacheKey{kind: obj.GVK.Kind, key: obj.Key}
+	version := ""
 	if live != nil {
-		if last, ok := a.cache.Load(ck); ok && last.(applied) == (applied{hash, versionOf(live)}) {
-			a.counts.Skip(obj.GVK.Kind)
-			return nil
-		}
+		version = versionOf(live)
+	}
+	if last, ok := a.cache.Load(ck); ok && last.(applied).hash == hash && last.(applied).version == version {
+		// Unchanged since the last apply; or refused, and it would be again.
+		a.counts.Skip(obj.GVK.Kind)
+		return last.(applied).rejected
+	}
+	if live != nil {
 		if obj.OmitsReplicas {
 			if err := a.handOverReplicas(ctx, live, obj); err != nil {
 				return err
 			}
 		}
 	}
-	return a.write(ctx, obj, ck, hash)
+	return a.write(ctx, obj, ck, hash, version)
 }
 
-// write server-side applies obj and remembers what it applied.
-func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash string) error {
+// write server-side applies obj and remembers what it applied, or that the
+// API server refused it (against the live version liveVersion).
+func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash, liveVersion string) error {
 	result, err := a.applyAndRead(ctx, obj)
 	if err != nil {
-		a.cache.Delete(ck)
-		return fmt.Errorf("apply %s: %w", obj, err)
+		err = fmt.Errorf("apply %s: %w", obj, err)
+		if (Failure{Object: obj, Err: err}).Permanent() {
+			a.cache.Store(ck, applied{hash: hash, version: liveVersion, rejected: err})
+		} else {
+			a.cache.Delete(ck)
+		}
+		return err
 	}
 	a.counts.Write(obj.GVK.Kind)
-	a.cache.Store(ck, applied{hash, result})
+	a.cache.Store(ck, applied{hash: hash, version: result})
 	return nil
 }
 

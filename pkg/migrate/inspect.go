@@ -1,7 +1,11 @@
 package migrate
 
 import (
+	"strings"
+
 	"go.yaml.in/yaml/v3"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 type finding struct {
@@ -9,22 +13,46 @@ type finding struct {
 	blocking  bool
 }
 
+// Who rejects what Serval does not carry over, for the findings' messages.
+const (
+	rejectedByWebhook = "rejected at admission by Serval's InferenceService webhook"
+	rejectedByRuntime = "rejected at admission by Serval's ServingRuntime webhook"
+)
+
 // legacyFrameworks are KServe's legacy predictor keys.
 var legacyFrameworks = []string{"sklearn", "xgboost", "lightgbm", "tensorflow", "pytorch", "triton", "onnx", "huggingface", "pmml", "paddle"}
 
-// noV1Formats are the formats that no default runtime serves over v1: KServe
-// reads a missing protocolVersion as v1 and finds no runtime for them, where
-// Serval falls back to a v2 runtime (Triton, MLServer).
+// noV1Formats are the formats that no default runtime serves over v1: where
+// KServe means v1 for them (a model: with no protocolVersion), it finds no
+// runtime, and Serval would fall back to a v2 runtime (Triton, MLServer).
 var noV1Formats = map[string]bool{"onnx": true, "tensorrt": true, "triton": true, "mlflow": true}
 
-// inspect reports what Serval rejects and pins the protocol where needed.
+// knownAnnotations are the KServe annotations Serval implements (under its
+// own prefix); any other serving.kserve.io/ annotation is reported.
+var knownAnnotations = map[string]bool{
+	v1beta1.DeploymentModeAnnotation:    true,
+	v1beta1.AutoscalerClassAnnotation:   true,
+	v1beta1.StorageSecretNameAnnotation: true,
+	v1beta1.DisableAutoUpdateAnnotation: true,
+	v1beta1.PrometheusScrapeAnnotation:  true,
+}
+
+// inspect reports what Serval rejects, pins the protocol where needed and
+// writes the deployment mode where KServe's default meant Knative.
 func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	spec := lookup(obj, "spec")
 	if kind != "InferenceService" {
-		return unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter", "workerSpec"})
+		var out []finding
+		for _, f := range unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter", "workerSpec"}) {
+			f.msg = strings.Replace(f.msg, rejectedByWebhook, rejectedByRuntime, 1)
+			out = append(out, f)
+		}
+		return out
 	}
+	metadata := lookup(obj, "metadata")
 	var out []finding
-	out = append(out, annotationFindings(lookup(lookup(obj, "metadata"), "annotations"))...)
+	out = append(out, annotationFindings(lookup(metadata, "annotations"))...)
+	out = append(out, modeFindings(metadata, spec, opts)...)
 	for _, component := range []string{"predictor", "transformer", "explainer"} {
 		c := lookup(spec, component)
 		if c == nil {
@@ -33,6 +61,7 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 		path := "spec." + component
 		out = append(out, unsupported(c, path, []string{"logger", "batcher", "autoScaling", "workerSpec", "art"})...)
 		if component == "predictor" {
+			out = append(out, unsupported(c, path, []string{"storageUris"})...)
 			out = append(out, predictorFindings(c, path, opts)...)
 		}
 	}
@@ -43,7 +72,7 @@ func unsupported(m *yaml.Node, path string, fields []string) []finding {
 	var out []finding
 	for _, f := range fields {
 		if lookup(m, f) != nil {
-			out = append(out, finding{path: path + "." + f, msg: f + " is not supported by Serval yet; the field is rejected", blocking: true})
+			out = append(out, finding{path: path + "." + f, msg: f + " is not supported by Serval yet: " + rejectedByWebhook, blocking: true})
 		}
 	}
 	return out
@@ -51,43 +80,54 @@ func unsupported(m *yaml.Node, path string, fields []string) []finding {
 
 func annotationFindings(annotations *yaml.Node) []finding {
 	var out []finding
-	if v := lookup(annotations, servalGroup+"/autoscalerClass"); v != nil && v.Value == "keda" {
-		out = append(out, finding{path: "metadata.annotations[" + servalGroup + "/autoscalerClass]",
-			msg: "autoscalerClass keda is not supported by Serval yet", blocking: true})
+	at := func(key string) string { return "metadata.annotations[" + key + "]" }
+	if v := lookup(annotations, v1beta1.AutoscalerClassAnnotation); v != nil && v.Value == "keda" {
+		out = append(out, finding{path: at(v1beta1.AutoscalerClassAnnotation),
+			msg: "autoscalerClass keda is not supported by Serval yet: " + rejectedByWebhook, blocking: true})
 	}
-	if v := lookup(annotations, servalGroup+"/deploymentMode"); v != nil && v.Value == "ModelMesh" {
-		out = append(out, finding{path: "metadata.annotations[" + servalGroup + "/deploymentMode]",
-			msg: "ModelMesh is not served by Serval", blocking: true})
+	if v := lookup(annotations, v1beta1.DeploymentModeAnnotation); v != nil && v.Value == "ModelMesh" {
+		out = append(out, finding{path: at(v1beta1.DeploymentModeAnnotation),
+			msg: "ModelMesh is not served by Serval: " + rejectedByWebhook, blocking: true})
+	}
+	if annotations == nil || annotations.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(annotations.Content); i += 2 {
+		key := annotations.Content[i].Value
+		if strings.HasPrefix(key, servalGroup+"/") && !knownAnnotations[key] {
+			out = append(out, finding{path: at(key), msg: "Serval does not implement " +
+				kserveGroup + strings.TrimPrefix(key, servalGroup) + "; the annotation is kept and ignored"})
+		}
 	}
 	return out
 }
 
-// predictorFindings checks the model (or legacy key): unsupported storage
-// fields, and the protocol pin.
+// predictorFindings checks the model (or legacy key) for the protocol pin:
+// where KServe means v1 and no runtime serves the format over v1 (KServe
+// finds no runtime), Serval would choose a v2 runtime instead. Where
+// KServe's defaulting means v2 (triton, vLLM, the legacy triton:, onnx: and
+// huggingface: keys), Serval's defaulting does the same, and nothing is
+// pinned.
 func predictorFindings(p *yaml.Node, path string, opts Options) []finding {
-	model, format, modelPath := lookup(p, "model"), "", path+".model"
+	model, format, modelPath, legacy := lookup(p, "model"), "", path+".model", ""
 	if name := lookup(lookup(model, "modelFormat"), "name"); name != nil {
 		format = name.Value
 	}
 	for _, key := range legacyFrameworks {
 		if m := lookup(p, key); m != nil && model == nil {
-			model, format, modelPath = m, key, path+"."+key
+			model, format, modelPath, legacy = m, key, path+"."+key, key
 		}
 	}
-	if model == nil {
+	if model == nil || lookup(model, "protocolVersion") != nil || !noV1Formats[format] || v1beta1.DefaultProtocol(format, legacy) != "" {
 		return nil
-	}
-	out := unsupported(model, modelPath, []string{"storageUris"})
-	if lookup(model, "protocolVersion") != nil || !noV1Formats[format] {
-		return out
 	}
 	msg := "no protocolVersion: KServe uses v1, for which no default runtime serves " + format
 	if opts.NoPinProtocol {
-		return append(out, finding{path: modelPath, msg: msg + "; left unset, so Serval chooses a v2 runtime"})
+		return []finding{{path: modelPath, msg: msg + "; left unset, so Serval chooses a v2 runtime"}}
 	}
 	model.Content = append(model.Content,
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "protocolVersion"},
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "v1"})
-	return append(out, finding{path: modelPath + ".protocolVersion",
-		msg: msg + "; pinned protocolVersion: v1 to keep KServe's behaviour (remove it, or use --no-pin-protocol, to let Serval choose v2)"})
+	return []finding{{path: modelPath + ".protocolVersion",
+		msg: msg + "; pinned protocolVersion: v1 to keep KServe's behaviour (remove it, or use --no-pin-protocol, to let Serval choose v2)"}}
 }

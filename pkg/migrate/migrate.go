@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // The names rewritten.
@@ -17,8 +19,8 @@ const (
 	servalNetworkPrefix = "networking.serval.dev/"
 )
 
-// servedKinds are the KServe kinds Serval serves.
-var servedKinds = map[string]bool{"InferenceService": true, "ServingRuntime": true, "ClusterServingRuntime": true}
+// servedKinds are the KServe kinds Serval serves, with the version it serves.
+var servedKinds = map[string]string{"InferenceService": "v1beta1", "ServingRuntime": "v1alpha1", "ClusterServingRuntime": "v1alpha1"}
 
 // Finding is something that could not be carried over, or a change the user
 // should know about.
@@ -51,6 +53,18 @@ type Options struct {
 	// NoPinProtocol leaves protocolVersion unset where Serval would choose a
 	// different protocol than KServe, letting Serval choose.
 	NoPinProtocol bool
+	// DefaultMode is the source cluster's default deployment mode, which its
+	// InferenceServices without the annotation ran in: Serverless (KServe's
+	// default, also when empty) or RawDeployment (aliases Knative, Standard).
+	DefaultMode string
+}
+
+// sourceMode is DefaultMode, normalised; Knative when empty or unknown.
+func (o Options) sourceMode() v1beta1.DeploymentMode {
+	if m, ok := v1beta1.NormalizeDeploymentMode(o.DefaultMode); ok {
+		return m
+	}
+	return v1beta1.Knative
 }
 
 // docSeparator matches a YAML document separator line.
@@ -115,8 +129,13 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 	at := func(path, msg string, blocking bool) Finding {
 		return Finding{File: file, Document: index, Path: path, Message: msg, Blocking: blocking}
 	}
-	if !servedKinds[kind] {
+	version, served := servedKinds[kind]
+	if !served {
 		return raw, []Finding{at("kind", kind+" is not served by Serval; the document is passed through unchanged", true)}, nil
+	}
+	if got := strings.TrimPrefix(apiVersion.Value, kserveGroup+"/"); got != version {
+		return raw, []Finding{at("apiVersion", fmt.Sprintf("%s %s is an API version Serval does not serve (it serves %s %s/%s); "+
+			"convert it to %s first; the document is passed through unchanged", apiVersion.Value, kind, kind, kserveGroup, version, version), true)}, nil
 	}
 	apiVersion.Value = servalGroup + strings.TrimPrefix(apiVersion.Value, kserveGroup)
 	rewriteKeys(obj)

@@ -21,12 +21,22 @@ func goldenInputs(t *testing.T) []string {
 	return files
 }
 
+// goldenOptions are the options of a golden input: the mode-* inputs name
+// the source's default mode (mode-serverless-*, mode-raw-*); the others come
+// from a RawDeployment cluster, so that they show only their own feature.
+func goldenOptions(base string) Options {
+	if strings.HasPrefix(base, "mode-serverless") {
+		return Options{DefaultMode: "Serverless"}
+	}
+	return Options{DefaultMode: "RawDeployment"}
+}
+
 func TestGolden(t *testing.T) {
 	for _, in := range goldenInputs(t) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			data, err := os.ReadFile(in)
 			require.NoError(t, err)
-			out, findings, err := File(filepath.Base(in), data, Options{})
+			out, findings, err := File(filepath.Base(in), data, goldenOptions(filepath.Base(in)))
 			require.NoError(t, err)
 			base := strings.TrimSuffix(filepath.Base(in), ".yaml")
 			golden.Check(t, base+".out", out)
@@ -42,7 +52,7 @@ func TestGolden(t *testing.T) {
 func TestNoPinProtocol(t *testing.T) {
 	data, err := os.ReadFile("testdata/model-format.yaml")
 	require.NoError(t, err)
-	out, findings, err := File("model-format.yaml", data, Options{NoPinProtocol: true})
+	out, findings, err := File("model-format.yaml", data, Options{NoPinProtocol: true, DefaultMode: "RawDeployment"})
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), "protocolVersion: v1")
 	require.Len(t, findings, 1)
@@ -88,6 +98,22 @@ func TestMalformedYAMLIsAnError(t *testing.T) {
 	_, _, err := File("bad.yaml", []byte("apiVersion: serving.kserve.io/v1beta1\nkind: [unclosed\n"), Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.yaml: document 1")
+}
+
+// TestOneMalformedFileDoesNotStopTheOthers: in a directory, a file that does
+// not parse is reported and skipped; the others are written; exit 2.
+func TestOneMalformedFileDoesNotStopTheOthers(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(in, "a-bad.yaml"), []byte("kind: [unclosed\n"), 0o644))
+	data, err := os.ReadFile("testdata/transformer.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(in, "b-good.yaml"), data, 0o644))
+	var stdout, stderr strings.Builder
+	code := Run(RunOptions{Files: []string{in}, OutDir: out}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitFindings, code)
+	assert.Contains(t, stderr.String(), "a-bad.yaml: cannot carry over: the file does not parse, so it is not written")
+	assert.NoFileExists(t, filepath.Join(out, "a-bad.yaml"))
+	assert.FileExists(t, filepath.Join(out, "b-good.yaml"))
 }
 
 // FuzzFile: no input makes the migration panic.

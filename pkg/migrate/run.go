@@ -54,8 +54,11 @@ func Run(o RunOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, in := range inputs {
 		out, findings, err := File(in.name, in.data, o.Options)
 		if err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			return ExitError
+			// One malformed file does not stop the others: it is reported,
+			// not written, and the run ends with findings.
+			fmt.Fprintf(stderr, "%s: cannot carry over: the file does not parse, so it is not written: %v\n", in.name, err)
+			blocking++
+			continue
 		}
 		for _, f := range findings {
 			fmt.Fprintln(stderr, f)

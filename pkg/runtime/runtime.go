@@ -15,7 +15,10 @@ type Runtime struct {
 	// Namespaced is true for a ServingRuntime, false for a ClusterServingRuntime.
 	Namespaced bool
 	Created    metav1.Time
-	Spec       *v1alpha1.ServingRuntimeSpec
+	// Annotations are the runtime object's own annotations (such as its
+	// server type), not the ones it adds to pods.
+	Annotations map[string]string
+	Spec        *v1alpha1.ServingRuntimeSpec
 	// DecodeError is set when the stored runtime's spec does not decode: it
 	// is never selected, and an InferenceService that uses or names it is
 	// told why rather than moved to another runtime.
@@ -24,12 +27,12 @@ type Runtime struct {
 
 // FromServingRuntime wraps a namespaced runtime.
 func FromServingRuntime(sr *v1alpha1.ServingRuntime) Runtime {
-	return Runtime{Name: sr.Name, Namespaced: true, Created: sr.CreationTimestamp, Spec: &sr.Spec, DecodeError: sr.DecodeError}
+	return Runtime{Name: sr.Name, Namespaced: true, Created: sr.CreationTimestamp, Annotations: sr.Annotations, Spec: &sr.Spec, DecodeError: sr.DecodeError}
 }
 
 // FromClusterServingRuntime wraps a cluster runtime.
 func FromClusterServingRuntime(csr *v1alpha1.ClusterServingRuntime) Runtime {
-	return Runtime{Name: csr.Name, Created: csr.CreationTimestamp, Spec: &csr.Spec, DecodeError: csr.DecodeError}
+	return Runtime{Name: csr.Name, Created: csr.CreationTimestamp, Annotations: csr.Annotations, Spec: &csr.Spec, DecodeError: csr.DecodeError}
 }
 
 // Kind is ServingRuntime or ClusterServingRuntime.

@@ -239,19 +239,41 @@ func sortCandidates(cs []candidate) {
 	})
 }
 
-// skipReasons says why each runtime was skipped. It runs only when selection
-// fails: formatting reasons for every runtime on each successful selection
-// would be most of its cost.
+// nearness ranks why a runtime was skipped by how near it came to serving
+// the request: one that serves the format but not the protocol is the miss
+// a user most wants to hear about; one that does not know the format at all,
+// the least. Lower is nearer.
+var nearness = map[skipKind]int{
+	skipProtocol: 0, skipVersion: 1, skipAutoSelectOff: 2, skipDisabled: 3, skipMultiModel: 4, skipUndecodable: 5, skipFormat: 6,
+}
+
+// skipReasons says why each runtime was skipped, nearest misses first. It
+// runs only when selection fails: formatting reasons for every runtime on
+// each successful selection would be most of its cost.
 func skipReasons(req Request, runtimes []Runtime) []string {
-	skipped := make([]string, 0, len(runtimes))
+	type skipped struct {
+		rank int
+		text string
+	}
+	all := make([]skipped, 0, len(runtimes))
 	for _, r := range runtimes {
 		_, why := autoSelectable(r, req.ModelFormat)
 		if why.kind == noSkip && req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
 			why = skip{kind: skipProtocol, detail: string(*req.Protocol)}
 		}
-		skipped = append(skipped, r.String()+": "+why.String())
+		all = append(all, skipped{nearness[why.kind], r.String() + ": " + why.String()})
 	}
-	return skipped
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].rank != all[j].rank {
+			return all[i].rank < all[j].rank
+		}
+		return all[i].text < all[j].text
+	})
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.text
+	}
+	return out
 }
 
 func noRuntimeMessage(req Request, skipped []string) string {
@@ -259,7 +281,6 @@ func noRuntimeMessage(req Request, skipped []string) string {
 	if len(skipped) == 0 {
 		return msg + ": no ServingRuntime or ClusterServingRuntime exists"
 	}
-	sort.Strings(skipped)
 	msg += fmt.Sprintf("; considered %d: ", len(skipped))
 	if len(skipped) > maxListedSkips {
 		return msg + strings.Join(skipped[:maxListedSkips], "; ") + fmt.Sprintf("; and %d more", len(skipped)-maxListedSkips)

@@ -188,9 +188,12 @@ func TestSelectFailures(t *testing.T) {
 			v1beta1.NoSupportingRuntime, "no runtime supports model format sklearn (no protocolVersion): no ServingRuntime or ClusterServingRuntime exists"},
 		{"no runtime for the protocol, with reasons", req("onnx", withProtocol(v1beta1.ProtocolV1)), []Runtime{sklearnServer, triton},
 			v1beta1.NoSupportingRuntime, "no runtime supports model format onnx with protocol v1; considered 2: " +
-				"ClusterServingRuntime kserve-sklearnserver: does not support format onnx; ClusterServingRuntime kserve-tritonserver: does not support protocol v1"},
+				"ClusterServingRuntime kserve-tritonserver: does not support protocol v1; ClusterServingRuntime kserve-sklearnserver: does not support format onnx"},
 		{"many skipped runtimes are truncated", req("onnx"), []Runtime{rt("a"), rt("b"), rt("c"), rt("d"), rt("e"), rt("f"), rt("g")},
 			v1beta1.NoSupportingRuntime, "considered 7: ClusterServingRuntime a: does not support format onnx; ClusterServingRuntime b"},
+		{"the nearest misses come first", req("onnx", withProtocol(v1beta1.ProtocolV1)),
+			[]Runtime{rt("a"), rt("b"), rt("c"), rt("d"), rt("e"), rt("f"), triton},
+			v1beta1.NoSupportingRuntime, "considered 7: ClusterServingRuntime kserve-tritonserver: does not support protocol v1; ClusterServingRuntime a: does not support format onnx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,6 +121,8 @@ func (s *Sandbox) start(ctx context.Context) error {
 	}
 	s.Env, err = testenv.Start(testenv.Options{
 		CRDPaths: s.opts.CRDPaths, SkipUpstreamCRDs: s.opts.SkipUpstreamCRDs, Scheme: s.opts.Scheme,
+		// As on a real cluster: a pod naming a missing ServiceAccount fails.
+		ServiceAccountAdmission: true,
 	})
 	if err != nil {
 		return err

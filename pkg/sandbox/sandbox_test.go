@@ -252,3 +252,14 @@ func runHelperSandbox() {
 	fmt.Println("ready")
 	time.Sleep(time.Hour)
 }
+
+// TestMissingServiceAccountIsRefused: as on a real cluster, the API server
+// refuses a pod whose ServiceAccount does not exist (envtest alone lets it
+// through).
+func TestMissingServiceAccountIsRefused(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "default"}, Spec: corev1.PodSpec{
+		ServiceAccountName: "nobody", Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1"}}}}
+	err := sb.Client.Create(context.Background(), pod)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `serviceaccount "nobody" not found`)
+}

@@ -26,13 +26,10 @@ func credentialsFor(c Credentials) ([]corev1.EnvVar, []corev1.Volume, []corev1.V
 	var env []corev1.EnvVar
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
-	if c.StorageConfigSecret != "" || c.StorageKey != "" {
-		name, key := c.StorageConfigSecret, c.StorageKey
+	if c.StorageConfigSecret != "" || c.StorageKey != "" || c.StorageSpec {
+		name, key := c.StorageConfigSecret, StorageSpecKey(c.StorageKey, c.Parameters)
 		if name == "" {
 			name = DefaultStorageConfigSecret
-		}
-		if key == "" {
-			key = defaultStorageKey
 		}
 		env = append(env, secretEnv("STORAGE_CONFIG", name, key))
 		if len(c.Parameters) > 0 {

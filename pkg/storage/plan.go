@@ -38,6 +38,9 @@ type Credentials struct {
 	StorageKey string
 	// Parameters are storage.parameters, overriding the key's values.
 	Parameters map[string]string
+	// StorageSpec is true for a model given as storage: {key, path}: its
+	// credentials are in the storage-config Secret even with no key given.
+	StorageSpec bool
 	// ServiceAccountSecrets are the Secrets attached to the component's
 	// ServiceAccount, fetched by the caller.
 	ServiceAccountSecrets []corev1.Secret

@@ -76,3 +76,40 @@ func TestPlanIsDeterministic(t *testing.T) {
 	}
 	assert.Equal(t, "default", first.InitContainer.Env[0].ValueFrom.SecretKeyRef.Key, "the secret name alone reads the default key")
 }
+
+func TestURIFromStorageSpec(t *testing.T) {
+	data := map[string][]byte{
+		"default":    []byte(`{"type": "s3", "bucket": "models", "access_key_id": "x"}`),
+		"default_gs": []byte(`{"type": "gs", "bucket": "gcs-models"}`),
+		"minio":      []byte(`{"type": "s3", "bucket": "team", "endpoint_url": "http://minio:9000"}`),
+		"no-type":    []byte(`{"bucket": "b"}`),
+		"azure":      []byte(`{"type": "azure", "bucket": "b"}`),
+		"broken":     []byte(`not json`),
+	}
+	tests := []struct {
+		name, key, path string
+		params          map[string]string
+		want, wantErr   string
+	}{
+		{"the default key", "", "sklearn/model", nil, "s3://models/sklearn/model", ""},
+		{"a named key", "minio", "/iris", nil, "s3://team/iris", ""},
+		{"the default key of a type", "", "m", map[string]string{"type": "gs"}, "gs://gcs-models/m", ""},
+		{"parameters override the bucket", "minio", "m", map[string]string{"bucket": "other"}, "s3://other/m", ""},
+		{"a missing key", "nope", "m", nil, "", `the storage-config Secret storage-config has no key "nope"`},
+		{"no type", "no-type", "m", nil, "", `key "no-type" of Secret storage-config names no type`},
+		{"an unsupported type", "azure", "m", nil, "", `storage type "azure" (key "azure" of Secret storage-config) is not supported by Serval`},
+		{"not JSON", "broken", "m", nil, "", `key "broken" of Secret storage-config is not a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := URIFromStorageSpec("storage-config", data, StorageSpecKey(tt.key, tt.params), tt.path, tt.params)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

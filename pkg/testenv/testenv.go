@@ -25,6 +25,12 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// APIServerFlags are extra kube-apiserver flags, as name -> value.
 	APIServerFlags map[string]string
+	// ServiceAccountAdmission keeps the API server's ServiceAccount admission
+	// plugin on, as on a real cluster (envtest turns it off, since nothing
+	// creates the default ServiceAccounts): a pod naming a missing
+	// ServiceAccount is then refused. Only for a full cluster, whose
+	// controller-manager creates the default ServiceAccounts.
+	ServiceAccountAdmission bool
 	// Webhook installs admission webhook configurations into the API server.
 	Webhook envtest.WebhookInstallOptions
 }
@@ -87,6 +93,9 @@ func Start(opts Options) (*Environment, error) {
 	apiServer := env.ControlPlane.GetAPIServer()
 	for name, value := range opts.APIServerFlags {
 		apiServer.Configure().Set(name, value)
+	}
+	if opts.ServiceAccountAdmission {
+		apiServer.Configure().Disable("disable-admission-plugins")
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -154,3 +154,13 @@ func TestHostLabelTooLong(t *testing.T) {
 	require.NoError(t, create(strings.Replace(isvcYAML("model", "  labels: {networking.serval.dev/visibility: cluster-local}\n", sklearnModel),
 		"namespace: default", "namespace: "+ns, 1)), "a cluster-local InferenceService has no host")
 }
+
+// TestStorageURIsWhereKServeHasThem: spec.predictor.storageUris is KServe's
+// place for the field; it is refused there as not supported yet, never as an
+// unknown field.
+func TestStorageURIsWhereKServeHasThem(t *testing.T) {
+	err := create(isvcYAML("uris", "", sklearnModel+"    storageUris: [{uri: 'gs://b/a', mountPath: /mnt/models/a}]\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.predictor.storageUris: Forbidden: spec.predictor.storageUris is not supported by Serval yet")
+	assert.NotContains(t, err.Error(), "unknown field")
+}

@@ -15,7 +15,7 @@ func runtimeYAML(kind, name, spec string) string {
 	return "apiVersion: serving.serval.dev/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + ns + "\nspec:\n" + spec
 }
 
-const container = "  containers: [{name: kserve-container, image: example.com/server:1}]\n"
+const container = "  containers: [{name: kserve-container, image: example.com/server:1}]\n  protocolVersions: [v1]\n"
 
 func TestRuntimePriorityConflictIsRejected(t *testing.T) {
 	spec := container + "  supportedModelFormats: [{name: conflict-format, version: '1', autoSelect: true, priority: 2}]\n"

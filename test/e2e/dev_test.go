@@ -35,6 +35,8 @@ func TestDevExitWhenReady(t *testing.T) {
 	assert.Contains(t, text, "URL: http://sklearn-iris-default.example.com")
 	assert.Contains(t, text, "no model is actually loaded")
 	assert.Regexp(t, `bin/kubectl --kubeconfig \S+/kubeconfig`, text)
+	assert.NotContains(t, text, "log.SetLogger(...) was never called", "the manager has its logger")
+	assert.NotContains(t, text, `"level":"info"`, "the manager's log stays quiet without -v")
 
 	assertNothingLeft(t, text)
 }
@@ -43,7 +45,7 @@ func TestDevExitWhenReady(t *testing.T) {
 // as Ctrl-C would: it exits 0 and leaves no process and no directory.
 func TestDevStopsOnInterrupt(t *testing.T) {
 	root, bin := buildServal(t)
-	cmd := exec.Command(bin, "dev", "--no-sample")
+	cmd := exec.Command(bin, "dev", "--no-sample", "-v")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "SERVAL_ROOT="+root)
 	var out syncBuffer
@@ -51,6 +53,7 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	waitFor(t, "serval dev to be up", func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") })
 	assert.NotContains(t, out.String(), "Applied sample")
+	assert.Contains(t, out.String(), `"msg":"Starting EventSource"`, "-v shows the manager's log")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "serval dev after Ctrl-C: %s", out.String())
 	assert.Contains(t, out.String(), "Stopping the local cluster...")

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/sandbox"
 )
@@ -17,6 +21,8 @@ var sb *sandbox.Sandbox
 // TestMain starts one sandbox with Serval in it, as `serval dev` does: the
 // upstream CRDs, the manager with its webhooks, the default runtimes.
 func TestMain(m *testing.M) {
+	// The in-process manager's errors only: the tests say what they check.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := context.WithCancel(context.Background())
 	var err error
 	sb, err = sandbox.Start(ctx, dev.SandboxOptions(os.Stderr))

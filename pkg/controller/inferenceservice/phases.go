@@ -15,6 +15,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/runtime"
+	"github.com/serval-dev/serval/pkg/storage"
 )
 
 func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
@@ -92,8 +93,12 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	storageConfig, err := r.storageConfig(ctx, s.defaulted)
+	if err != nil {
+		return err
+	}
 	comps, err := components.Build(components.Inputs{
-		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets,
+		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {
@@ -112,8 +117,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 // them. Both are read uncached: the cache holds no cluster-wide Secrets or
 // ServiceAccounts.
 func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.InferenceService) (map[string][]corev1.Secret, error) {
-	model := isvc.Spec.Predictor.Model
-	if model == nil || model.StorageURI == nil || strings.HasPrefix(*model.StorageURI, "pvc://") {
+	if uri := components.StorageURIOf(isvc); uri == "" || strings.HasPrefix(uri, "pvc://") {
 		return nil, nil
 	}
 	name := isvc.Spec.Predictor.ServiceAccountName
@@ -139,17 +143,46 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 	return map[string][]corev1.Secret{name: secrets}, nil
 }
 
-func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
-	err := r.Applier.Apply(ctx, s.isvc.UID, s.objects)
-	var conflict *apply.ConflictError
-	if errors.As(err, &conflict) {
-		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", conflict.Error())
-		// A route belongs to no component: its conflict is reported on IngressReady.
-		s.fail(s.producedBy[conflict.Object.String()], v1beta1.ReasonConflict, conflict.Error())
-		return nil
+// storageConfig reads the storage-config Secret when the model is given as
+// storage: {key, path} without a storageUri: its entry names the bucket.
+// Read uncached, by name: the cache holds no Secrets.
+func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceService) (*components.StorageConfig, error) {
+	m := isvc.Spec.Predictor.Model
+	if m == nil || m.StorageURI != nil || m.Storage == nil {
+		return nil, nil
+	}
+	name := isvc.Annotations[v1beta1.StorageSecretNameAnnotation]
+	if name == "" {
+		name = storage.DefaultStorageConfigSecret
+	}
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: name}, secret)
+	if apierrors.IsNotFound(err) {
+		return &components.StorageConfig{Name: name}, nil
 	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("read Secret %s: %w", name, err)
+	}
+	return &components.StorageConfig{Name: name, Data: secret.Data}, nil
+}
+
+func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
+	failures := r.Applier.Apply(ctx, s.isvc.UID, s.objects)
+	for _, f := range failures {
+		if conflict := f.Conflict(); conflict != nil {
+			r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", conflict.Error())
+			// A route belongs to no component: its conflict is reported on IngressReady.
+			s.fail(s.producedBy[conflict.Object.String()], v1beta1.ReasonConflict, conflict.Error())
+			return nil
+		}
+	}
+	s.applyFailures = map[v1beta1.ComponentType]apply.Failure{}
+	for _, f := range failures {
+		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, f.Reason(), "Apply", f.Message())
+		// The first failure of each component (routes: "") is reported.
+		if _, seen := s.applyFailures[s.producedBy[f.Object.String()]]; !seen {
+			s.applyFailures[s.producedBy[f.Object.String()]] = f
+		}
 	}
 	deleted, err := r.Applier.Prune(ctx, apply.PruneScope{
 		Namespace: s.isvc.Namespace,
@@ -161,4 +194,18 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, "Pruned", "Prune", "deleted %s, no longer desired", d)
 	}
 	return err
+}
+
+// retryError is what the reconcile returns for the apply failures that a
+// retry may fix (all but rejections), so they are retried with backoff;
+// rejections wait for a change of the InferenceService, a runtime or the
+// config.
+func retryError(failures map[v1beta1.ComponentType]apply.Failure) error {
+	var errs []error
+	for _, f := range failures {
+		if !f.Permanent() {
+			errs = append(errs, f)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package inferenceservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,7 +62,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	s := newScope(isvc)
 	err := r.reconcileChildren(ctx, s)
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
-		return ctrl.Result{}, statusErr
+		return ctrl.Result{}, errors.Join(err, statusErr)
+	}
+	if err == nil {
+		err = retryError(s.applyFailures)
 	}
 	// A user mistake is in the status and waits for a watch event (spec,
 	// runtime or config change): no error, no requeue. Only transient errors

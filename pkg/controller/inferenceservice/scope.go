@@ -41,6 +41,11 @@ type scope struct {
 	missingRouteKind *kinds.Kind
 	routes           ingress.Readiness
 
+	// applyFailures are the children that could not be applied, by the
+	// component that rendered them ("" for routes); what exists is still
+	// observed, and status reports the failures.
+	applyFailures map[v1beta1.ComponentType]apply.Failure
+
 	// failure is a user-facing problem that stopped the reconcile (bad spec,
 	// no runtime, adoption conflict); status reports it.
 	failure *failure

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
@@ -37,9 +38,9 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		// The children were observed; otherwise an error stopped the phases
 		// before, and the conditions keep their last observed values.
 		for _, c := range s.comps {
-			setComponentReadyCondition(&st, c.Type, s.observed[c.Type], gen)
+			setComponentReadyCondition(&st, c.Type, s.observed[c.Type], s.applyFailures, gen)
 		}
-		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, gen)
+		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, s.applyFailures, gen)
 		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
 		setAddresses(&st, s.plan, s.routes)
 		setComponentStatus(&st, s)
@@ -91,22 +92,35 @@ func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen in
 }
 
 // setComponentReadyCondition: a component is ready when its workload serves
-// (a Deployment Available, a Knative Service Ready).
-func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs workload.State, gen int64) {
+// (a Deployment Available, a Knative Service Ready). A component that does
+// not serve because the API server refused its objects says so.
+func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs workload.State,
+	failures map[v1beta1.ComponentType]apply.Failure, gen int64) {
 	reason, msg := v1beta1.ReasonAvailable, ""
 	if !obs.Available {
 		reason, msg = v1beta1.ReasonNotAvailable, obs.NotAvailableMessage
 		if obs.Problem != nil {
 			msg = obs.Problem.String()
 		}
+		if f, ok := failures[t]; ok {
+			reason, msg = f.Reason(), f.Message()
+		}
 	}
 	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], obs.Available, reason, msg, gen))
 }
 
 // setLatestDeploymentReadyCondition says whether the latest spec of every
-// component is rolled out; while old pods keep serving, a failing new pod is
-// reported here with its container's reason.
-func setLatestDeploymentReadyCondition(st *v1beta1.InferenceServiceStatus, comps []*components.Component, observed map[v1beta1.ComponentType]workload.State, gen int64) {
+// component is rolled out; while old pods keep serving, a failing new pod,
+// or objects the API server refused, are reported here.
+func setLatestDeploymentReadyCondition(st *v1beta1.InferenceServiceStatus, comps []*components.Component,
+	observed map[v1beta1.ComponentType]workload.State, failures map[v1beta1.ComponentType]apply.Failure, gen int64) {
+	for _, c := range comps {
+		if f, ok := failures[c.Type]; ok {
+			meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionLatestDeploymentReady, false, f.Reason(),
+				fmt.Sprintf("%s: %s", c.Name, f.Message()), gen))
+			return
+		}
+	}
 	for _, c := range comps {
 		obs := observed[c.Type]
 		if obs.RolledOut {
@@ -129,6 +143,15 @@ func setModelStatus(st *v1beta1.InferenceServiceStatus, obs workload.State) {
 	ms.States = &v1beta1.ModelRevisionStates{TargetModelState: v1beta1.ModelLoaded}
 	ok, done, problem := obs.Available, obs.RolledOut, obs.Problem
 	switch {
+	case problem != nil && problem.Unschedulable():
+		// The model has not been tried yet: its pod waits for a node.
+		ms.States.ActiveModelState = v1beta1.ModelPending
+		if ok {
+			ms.States.ActiveModelState = v1beta1.ModelLoaded
+		}
+		ms.TransitionStatus = v1beta1.TransitionInProgress
+		ms.LastFailureInfo = &v1beta1.FailureInfo{Location: problem.Pod, Reason: v1beta1.PodUnschedulable, Message: problem.String()}
+		return
 	case problem != nil:
 		ms.States.ActiveModelState = v1beta1.ModelFailedToLoad
 		if ok {
@@ -186,6 +209,9 @@ func setComponentStatus(st *v1beta1.InferenceServiceStatus, s *scope) {
 // or False naming the CRD the chosen router needs but the cluster lacks.
 func setIngressReadyCondition(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) {
 	c := condition(v1beta1.ConditionIngressReady, s.routes.Ready, s.routes.Reason, s.routes.Message, gen)
+	if f, ok := s.applyFailures[""]; ok {
+		c = condition(v1beta1.ConditionIngressReady, false, f.Reason(), f.Message(), gen)
+	}
 	if k := s.missingRouteKind; k != nil {
 		c = condition(v1beta1.ConditionIngressReady, false, v1beta1.ReasonMissingCRD,
 			fmt.Sprintf("the CRD %s is not installed, and serval-config routes InferenceServices with %s; %s", k.CRD, k.GVK.Kind, k.Install), gen)

@@ -7,43 +7,35 @@ import (
 )
 
 // Conflict returns why two runtimes of one scope would make auto-selection
-// ambiguous, or "": both enabled, and a model format with the same version,
-// both autoSelect, with the same priority and a protocol in common. Ordering
-// would then fall back to age and name, which nobody should rely on.
+// ambiguous, or "". It judges as KServe's runtime webhook does: a conflict
+// only when both runtimes auto-select a model format of the same name and
+// version (both unset, or equal), both set a priority and it is the same,
+// and their declared protocolVersions share one. Disabled and multi-model
+// runtimes never conflict (Serval never selects them).
 func Conflict(a, b *ServingRuntimeSpec) string {
 	if a.IsDisabled() || b.IsDisabled() || a.IsMultiModel() || b.IsMultiModel() {
 		return ""
 	}
 	for _, fa := range a.SupportedModelFormats {
 		for _, fb := range b.SupportedModelFormats {
-			if fa.Name != fb.Name || deref(fa.Version) != deref(fb.Version) || !autoSelect(fa) || !autoSelect(fb) ||
-				priorityOf(fa) != priorityOf(fb) {
+			if fa.Name != fb.Name || !sameVersion(fa.Version, fb.Version) || !autoSelect(fa) || !autoSelect(fb) ||
+				fa.Priority == nil || fb.Priority == nil || *fa.Priority != *fb.Priority {
 				continue
 			}
 			if p := commonProtocol(a, b); p != "" {
 				return fmt.Sprintf("both auto-select model format %s%s with priority %d over protocol %s",
-					fa.Name, versionSuffix(fa.Version), priorityOf(fa), p)
+					fa.Name, versionSuffix(fa.Version), *fa.Priority, p)
 			}
 		}
 	}
 	return ""
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+func sameVersion(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 func autoSelect(f SupportedModelFormat) bool { return f.AutoSelect != nil && *f.AutoSelect }
-
-func priorityOf(f SupportedModelFormat) int32 {
-	if f.Priority == nil {
-		return 0
-	}
-	return *f.Priority
-}
 
 func versionSuffix(v *string) string {
 	if v == nil {
@@ -52,17 +44,12 @@ func versionSuffix(v *string) string {
 	return " version " + *v
 }
 
-// protocolsOf reads an empty list as v1, as selection does.
-func protocolsOf(s *ServingRuntimeSpec) []v1beta1.Protocol {
-	if len(s.ProtocolVersions) == 0 {
-		return []v1beta1.Protocol{v1beta1.ProtocolV1}
-	}
-	return s.ProtocolVersions
-}
-
+// commonProtocol is a protocol both runtimes declare. As in KServe's
+// webhook, only the declared lists count: a runtime that declares none
+// shares none (selection reads it as v1, but it is not judged a conflict).
 func commonProtocol(a, b *ServingRuntimeSpec) v1beta1.Protocol {
-	for _, pa := range protocolsOf(a) {
-		for _, pb := range protocolsOf(b) {
+	for _, pa := range a.ProtocolVersions {
+		for _, pb := range b.ProtocolVersions {
 			if pa == pb {
 				return pa
 			}

@@ -66,15 +66,21 @@ func TestConflict(t *testing.T) {
 		s.ProtocolVersions = ps
 		return s
 	}
-	disabled := spec(format("sklearn", "1", true, 1))
+	v1 := func(s *ServingRuntimeSpec) *ServingRuntimeSpec { return withProtocols(s, v1beta1.ProtocolV1) }
+	disabled := v1(spec(format("sklearn", "1", true, 1)))
 	disabled.Disabled = ptr.To(true)
+	noPriority := spec(format("sklearn", "1", true, 1))
+	noPriority.SupportedModelFormats[0].Priority = nil
 	tests := []struct {
 		name string
 		a, b *ServingRuntimeSpec
 		want string
 	}{
-		{"same slot", spec(format("sklearn", "1", true, 1)), spec(format("sklearn", "1", true, 1)),
+		{"same slot", v1(spec(format("sklearn", "1", true, 1))), v1(spec(format("sklearn", "1", true, 1))),
 			"both auto-select model format sklearn version 1 with priority 1 over protocol v1"},
+		{"no protocols declared: none shared, as KServe judges", spec(format("sklearn", "1", true, 1)), spec(format("sklearn", "1", true, 1)), ""},
+		{"one without a priority", v1(spec(format("sklearn", "1", true, 1))), v1(noPriority), ""},
+		{"one without a version", v1(spec(format("sklearn", "1", true, 1))), v1(spec(format("sklearn", "", true, 1))), ""},
 		{"different priority", spec(format("sklearn", "1", true, 1)), spec(format("sklearn", "1", true, 2)), ""},
 		{"different version", spec(format("sklearn", "1", true, 1)), spec(format("sklearn", "2", true, 1)), ""},
 		{"one not autoSelect", spec(format("sklearn", "1", true, 1)), spec(format("sklearn", "1", false, 1)), ""},
@@ -82,7 +88,7 @@ func TestConflict(t *testing.T) {
 			withProtocols(spec(format("sklearn", "1", true, 1)), v1beta1.ProtocolV2), ""},
 		{"shared v2", withProtocols(spec(format("onnx", "", true, 3)), v1beta1.ProtocolV2, v1beta1.ProtocolGRPCV2),
 			withProtocols(spec(format("onnx", "", true, 3)), v1beta1.ProtocolGRPCV2), "both auto-select model format onnx with priority 3 over protocol grpc-v2"},
-		{"a disabled runtime", spec(format("sklearn", "1", true, 1)), disabled, ""},
+		{"a disabled runtime", v1(spec(format("sklearn", "1", true, 1))), disabled, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,13 @@ const (
 	// DisableAutoUpdateAnnotation "true" keeps an InferenceService on its
 	// current runtime spec when the runtime is updated.
 	DisableAutoUpdateAnnotation = "serving.serval.dev/disable-auto-update"
+	// PrometheusScrapeAnnotation "true" asks Prometheus to scrape the
+	// components' pods: the prometheus.io/scrape, port and path annotations.
+	PrometheusScrapeAnnotation = "serving.serval.dev/enable-prometheus-scraping"
+	// ServerTypeAnnotation on a runtime names its model server (mlserver,
+	// torchserve), for the server's KServe defaults; the runtime's name
+	// (kserve-mlserver, kserve-torchserve) is used when it is absent.
+	ServerTypeAnnotation = "serving.serval.dev/server-type"
 
 	// InferenceServiceLabel is set on every child to its InferenceService's name.
 	InferenceServiceLabel = "serving.serval.dev/inferenceservice"

@@ -1,5 +1,7 @@
 package v1beta1
 
+import "strings"
+
 // Default applies Serval's defaulting to isvc in place. It is pure (no config,
 // no API calls) and idempotent. The mutating webhook calls it, and so does the
 // reconciler on a copy, so an object that never passed the webhook gets the
@@ -9,10 +11,16 @@ package v1beta1
 //     with the key as the format name, when it is the only implementation.
 //   - A deployment-mode annotation with a legacy or mis-cased value is
 //     normalised to Standard or Knative.
-//
-// The protocol is deliberately not defaulted: runtime selection chooses it.
+//   - The protocol is v2 where KServe's defaulting makes it v2 (see
+//     DefaultProtocol); otherwise it stays unset for runtime selection,
+//     which picks v1 whenever a runtime serves the format over v1.
 func Default(isvc *InferenceService) {
-	defaultFrameworkKey(&isvc.Spec.Predictor)
+	legacy := defaultFrameworkKey(&isvc.Spec.Predictor)
+	if m := isvc.Spec.Predictor.Model; m != nil && m.ProtocolVersion == nil {
+		if p := DefaultProtocol(m.ModelFormat.Name, legacy); p != "" {
+			m.ProtocolVersion = &p
+		}
+	}
 	if value, ok := isvc.Annotations[DeploymentModeAnnotation]; ok {
 		if mode, known := NormalizeDeploymentMode(value); known && string(mode) != value {
 			isvc.Annotations[DeploymentModeAnnotation] = string(mode)
@@ -20,16 +28,38 @@ func Default(isvc *InferenceService) {
 	}
 }
 
-func defaultFrameworkKey(p *PredictorSpec) {
+// defaultFrameworkKey turns the one legacy framework key into model and
+// returns the key's name ("" when there was none to convert).
+func defaultFrameworkKey(p *PredictorSpec) string {
 	if p.Model != nil || len(p.Implementations()) != 1 {
 		// Nothing to convert, or an ambiguous spec that validation rejects.
-		return
+		return ""
 	}
 	for _, f := range p.frameworks() {
 		if legacy := *f.spec; legacy != nil {
 			p.Model = &ModelSpec{ModelFormat: ModelFormat{Name: f.name}, PredictorExtensionSpec: *legacy}
 			*f.spec = nil
-			return
+			return f.name
 		}
 	}
+	return ""
+}
+
+// DefaultProtocol is the protocol KServe's defaulting gives a model with no
+// protocolVersion, when it is not v1: v2 for the model formats triton and
+// vLLM, and for the legacy keys triton:, onnx: and huggingface: (legacyKey
+// is the key the model came from, if any). "" leaves the choice to runtime
+// selection, which keeps KServe's v1 whenever a runtime serves the format
+// over v1, and otherwise (onnx through model:, which KServe cannot serve)
+// picks the best runtime of any protocol.
+func DefaultProtocol(format, legacyKey string) Protocol {
+	switch {
+	case legacyKey == "triton", legacyKey == "onnx", legacyKey == "huggingface":
+		return ProtocolV2
+	case legacyKey != "":
+		return ""
+	case strings.EqualFold(format, "triton"), strings.EqualFold(format, "vllm"):
+		return ProtocolV2
+	}
+	return ""
 }

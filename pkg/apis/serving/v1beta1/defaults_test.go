@@ -21,14 +21,33 @@ func TestDefault(t *testing.T) {
 			want: makeISVC(),
 		},
 		{
-			name: "legacy onnx key keeps its fields and sets no protocol",
+			name: "legacy onnx key keeps its fields and gets KServe's v2",
 			in: makeISVC(withPredictor(func(p *PredictorSpec) {
 				p.Model = nil
 				p.ONNX = &PredictorExtensionSpec{StorageURI: ptr.To("s3://m/onnx"), RuntimeVersion: ptr.To("24.01")}
 			})),
 			want: makeISVC(withPredictor(func(p *PredictorSpec) {
 				p.Model = &ModelSpec{ModelFormat: ModelFormat{Name: "onnx"},
-					PredictorExtensionSpec: PredictorExtensionSpec{StorageURI: ptr.To("s3://m/onnx"), RuntimeVersion: ptr.To("24.01")}}
+					PredictorExtensionSpec: PredictorExtensionSpec{StorageURI: ptr.To("s3://m/onnx"), RuntimeVersion: ptr.To("24.01"), ProtocolVersion: ptr.To(ProtocolV2)}}
+			})),
+		},
+		{
+			name: "model format triton gets v2",
+			in:   makeISVC(withPredictor(func(p *PredictorSpec) { p.Model.ModelFormat.Name = "triton" })),
+			want: makeISVC(withPredictor(func(p *PredictorSpec) {
+				p.Model.ModelFormat.Name = "triton"
+				p.Model.ProtocolVersion = ptr.To(ProtocolV2)
+			})),
+		},
+		{
+			name: "a given protocol is kept",
+			in: makeISVC(withPredictor(func(p *PredictorSpec) {
+				p.Model.ModelFormat.Name = "triton"
+				p.Model.ProtocolVersion = ptr.To(ProtocolGRPCV2)
+			})),
+			want: makeISVC(withPredictor(func(p *PredictorSpec) {
+				p.Model.ModelFormat.Name = "triton"
+				p.Model.ProtocolVersion = ptr.To(ProtocolGRPCV2)
 			})),
 		},
 		{
@@ -79,4 +98,28 @@ func TestDefaultedLegacyIsValid(t *testing.T) {
 	isvc := makeISVC(withLegacySKLearn())
 	Default(isvc)
 	require.Empty(t, Validate(isvc, ValidationOptions{}))
+}
+
+// TestDefaultProtocol: exactly the formats and legacy keys KServe defaults
+// to v2; everything else left to runtime selection.
+func TestDefaultProtocol(t *testing.T) {
+	tests := []struct {
+		format, legacy string
+		want           Protocol
+	}{
+		{"triton", "", ProtocolV2},
+		{"vLLM", "", ProtocolV2},
+		{"onnx", "", ""},
+		{"sklearn", "", ""},
+		{"huggingface", "", ""},
+		{"triton", "triton", ProtocolV2},
+		{"onnx", "onnx", ProtocolV2},
+		{"huggingface", "huggingface", ProtocolV2},
+		{"sklearn", "sklearn", ""},
+		{"pytorch", "pytorch", ""},
+		{"tensorflow", "tensorflow", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, DefaultProtocol(tt.format, tt.legacy), "format %s, legacy key %q", tt.format, tt.legacy)
+	}
 }

@@ -88,6 +88,10 @@ type PredictorSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	WorkerSpec *apiextensionsv1.JSON `json:"workerSpec,omitempty"`
 
+	// StorageURIs are several models to download, each to its own path.
+	// +optional
+	StorageURIs []StorageURISpec `json:"storageUris,omitempty"`
+
 	PodSpec                `json:",inline"`
 	ComponentExtensionSpec `json:",inline"`
 }
@@ -120,11 +124,6 @@ type PredictorExtensionSpec struct {
 	// StorageURI is where the model is: gs://, s3://, http(s)://, hf:// or pvc://.
 	// +optional
 	StorageURI *string `json:"storageUri,omitempty"`
-	// StorageURIs is KServe's multi-model storage. Not supported by Serval yet.
-	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	StorageURIs *apiextensionsv1.JSON `json:"storageUris,omitempty"`
 	// RuntimeVersion replaces the tag of the runtime's image.
 	// +optional
 	RuntimeVersion *string `json:"runtimeVersion,omitempty"`
@@ -136,6 +135,15 @@ type PredictorExtensionSpec struct {
 	Storage *StorageSpec `json:"storage,omitempty"`
 
 	Container `json:",inline"`
+}
+
+// StorageURISpec is one model of spec.predictor.storageUris.
+type StorageURISpec struct {
+	// URI is where the model is, as in storageUri.
+	URI string `json:"uri"`
+	// MountPath is the absolute path where the model appears in the model
+	// server's container.
+	MountPath string `json:"mountPath"`
 }
 
 // StorageSpec locates a model with a key of the storage-config Secret.

@@ -190,6 +190,9 @@ const (
 	UnsupportedStorageURI FailureReason = "UnsupportedStorageURI"
 	// ModelLoadFailed: the storage initializer or the model server failed.
 	ModelLoadFailed FailureReason = "ModelLoadFailed"
+	// PodUnschedulable: the model server's pod waits for a node the
+	// scheduler cannot find (capacity, selectors, a missing volume).
+	PodUnschedulable FailureReason = "PodUnschedulable"
 )
 
 // DeploymentMode is how the components are run.

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -51,6 +55,7 @@ func Validate(isvc *InferenceService, opts ValidationOptions) field.ErrorList {
 	for _, c := range isvc.Spec.Components() {
 		path := field.NewPath("spec", string(c))
 		errs = append(errs, validateExtension(isvc.Spec.Extension(c), path, mode, class)...)
+		errs = append(errs, validateContainerNames(isvc.Spec.Pod(c), path)...)
 		if c != PredictorComponent && len(isvc.Spec.Pod(c).Containers) == 0 {
 			errs = append(errs, field.Required(path.Child("containers"), "a "+string(c)+" needs at least one container"))
 		}
@@ -107,6 +112,9 @@ func validatePredictor(p *PredictorSpec, path *field.Path) field.ErrorList {
 	if p.WorkerSpec != nil {
 		errs = append(errs, notSupportedYet(path.Child("workerSpec")))
 	}
+	if len(p.StorageURIs) > 0 {
+		errs = append(errs, notSupportedYet(path.Child("storageUris")))
+	}
 	for _, f := range p.frameworks() {
 		if *f.spec != nil {
 			errs = append(errs, validateExtensionContainer(*f.spec, path.Child(f.name))...)
@@ -123,9 +131,6 @@ func validatePredictor(p *PredictorSpec, path *field.Path) field.ErrorList {
 
 func validateExtensionContainer(e *PredictorExtensionSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if e.StorageURIs != nil {
-		errs = append(errs, notSupportedYet(path.Child("storageUris")))
-	}
 	if e.StorageURI != nil && e.Storage != nil && e.Storage.StorageKey != nil {
 		errs = append(errs, field.Invalid(path.Child("storage"), "key", "set either storageUri or storage.key, not both"))
 	}
@@ -155,6 +160,7 @@ func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode Deplo
 	if ext.DeploymentStrategy != nil && mode != Standard {
 		errs = append(errs, field.Forbidden(path.Child("deploymentStrategy"), "deploymentStrategy applies to Standard mode only"))
 	}
+	errs = append(errs, validateStrategy(ext.DeploymentStrategy, path.Child("deploymentStrategy"))...)
 	if ext.TimeoutSeconds != nil && *ext.TimeoutSeconds < 1 {
 		errs = append(errs, field.Invalid(path.Child("timeout"), *ext.TimeoutSeconds, "must be at least 1 second"))
 	}
@@ -250,4 +256,59 @@ func Ratchet(old, updated field.ErrorList) field.ErrorList {
 
 func ratchetKey(e *field.Error) string {
 	return string(e.Type) + "|" + e.Field
+}
+
+// validateContainerNames: every container and init container needs a name
+// that is a DNS-1123 label, as the API server checks on the Deployment or
+// Knative Service (where the message would be harder to trace back).
+func validateContainerNames(pod *PodSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"containers", pod.Containers}, {"initContainers", pod.InitContainers}} {
+		for i, c := range list.containers {
+			p := path.Child(list.name).Index(i).Child("name")
+			if c.Name == "" {
+				errs = append(errs, field.Required(p, "every container needs a name"))
+				continue
+			}
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(p, c.Name, msg))
+			}
+		}
+	}
+	return errs
+}
+
+// validateStrategy checks a rolling update's maxSurge and maxUnavailable as
+// the API server checks the Deployment's: a count of 0 or more, or a
+// percent such as "25%".
+func validateStrategy(s *appsv1.DeploymentStrategy, path *field.Path) field.ErrorList {
+	if s == nil || s.RollingUpdate == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	zero := 0
+	for _, v := range []struct {
+		name  string
+		value *intstr.IntOrString
+	}{{"maxSurge", s.RollingUpdate.MaxSurge}, {"maxUnavailable", s.RollingUpdate.MaxUnavailable}} {
+		if v.value == nil {
+			continue
+		}
+		p := path.Child("rollingUpdate", v.name)
+		switch {
+		case v.value.Type == intstr.String && len(validation.IsValidPercent(v.value.StrVal)) > 0:
+			errs = append(errs, field.Invalid(p, v.value.StrVal, `must be a count (0, 1, ...) or a percent such as "25%"; a number in quotes is not a count`))
+		case v.value.Type == intstr.Int && v.value.IntVal < 0:
+			errs = append(errs, field.Invalid(p, v.value.IntVal, "must be 0 or more"))
+		case v.value.Type == intstr.Int && v.value.IntVal == 0, v.value.Type == intstr.String && v.value.StrVal == "0%":
+			zero++
+		}
+	}
+	if zero == 2 {
+		errs = append(errs, field.Invalid(path.Child("rollingUpdate", "maxUnavailable"), 0, "may not be 0 when maxSurge is 0 too: the rollout could never start"))
+	}
+	return errs
 }

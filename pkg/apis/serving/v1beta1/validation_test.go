@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -83,8 +85,24 @@ func TestValidate(t *testing.T) {
 			want: []string{"spec.predictor.autoScaling is not supported by Serval yet"}},
 		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),
 			want: []string{"spec.predictor.workerSpec is not supported by Serval yet"}},
-		{name: "storageUris", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Model.StorageURIs = unsupported })),
-			want: []string{"spec.predictor.model.storageUris is not supported by Serval yet"}},
+		{name: "a percent without the sign", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromString("0"))}}
+		})), want: []string{`spec.predictor.deploymentStrategy.rollingUpdate.maxUnavailable: Invalid value: "0": must be a count (0, 1, ...) or a percent such as "25%"`}},
+		{name: "nothing may surge nor be unavailable", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.DeploymentStrategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromString("0%"))}}
+		})), want: []string{"spec.predictor.deploymentStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when maxSurge is 0 too"}},
+		{name: "a container name with a trailing space", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.Model = nil
+			p.Containers = []corev1.Container{{Name: "kserve-container ", Image: "i"}}
+		})), want: []string{`spec.predictor.containers[0].name: Invalid value: "kserve-container ": a lowercase RFC 1123 label`}},
+		{name: "a transformer container named like a Go identifier", isvc: makeISVC(withTransformer(), func(i *InferenceService) {
+			i.Spec.Transformer.Containers[0].Name = "Bad_Name!"
+		}), want: []string{`spec.transformer.containers[0].name: Invalid value: "Bad_Name!"`}},
+		{name: "storageUris", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.StorageURIs = []StorageURISpec{{URI: "gs://b/m", MountPath: "/mnt/models/a"}}
+		})), want: []string{"spec.predictor.storageUris is not supported by Serval yet"}},
 		{name: "ART explainer", isvc: makeISVC(func(i *InferenceService) {
 			i.Spec.Explainer = &ExplainerSpec{ART: unsupported, PodSpec: PodSpec{Containers: []corev1.Container{{Name: "e"}}}}
 		}), want: []string{"spec.explainer.art is not supported by Serval yet"}},

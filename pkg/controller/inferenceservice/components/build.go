@@ -24,6 +24,16 @@ type Inputs struct {
 	// ServiceAccountSecrets are the Secrets attached to each ServiceAccount the
 	// components use, by ServiceAccount name ("default" when unset).
 	ServiceAccountSecrets map[string][]corev1.Secret
+	// StorageConfig is the storage-config Secret, read when the model is
+	// given as storage: {key, path} without storageUri; nil otherwise.
+	StorageConfig *StorageConfig
+}
+
+// StorageConfig is a storage-config Secret: its name, and its data, nil
+// when it does not exist.
+type StorageConfig struct {
+	Name string
+	Data map[string][]byte
 }
 
 // RuntimeRequest returns what runtime selection needs for the predictor, or
@@ -47,6 +57,7 @@ func Build(in Inputs) ([]*Component, error) {
 	// The same defaulting as the webhook, in memory only: the reconciler never
 	// writes the InferenceService's spec.
 	v1beta1.Default(isvc)
+	applyServerDefaults(isvc, in.Runtime)
 	mode := in.Mode
 	if mode == "" {
 		mode = v1beta1.DeploymentModeOf(isvc, in.Config.DefaultDeploymentMode)
@@ -73,8 +84,8 @@ func Build(in Inputs) ([]*Component, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Labels, c.Annotations = metadataFor(c, isvc)
 		c.Ports = portsOf(c.Pod.Containers[0])
+		c.Labels, c.Annotations = metadataFor(c, isvc)
 		out = append(out, c)
 	}
 	return out, nil

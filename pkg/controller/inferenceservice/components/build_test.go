@@ -50,6 +50,18 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"unknown storage scheme", Inputs{ISVC: isvcWith("m", modelSpec("sklearn", "ftp://host/m")), Runtime: sklearn},
 			v1beta1.UnsupportedStorageURI, `predictor: storageUri scheme "ftp" is not supported`},
+		{"storage without storageUri and no Secret", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+			s := modelSpec("sklearn", "")
+			s.Predictor.Model.StorageURI, s.Predictor.Model.Storage = nil, &v1beta1.StorageSpec{Path: ptr.To("iris")}
+			return s
+		}()), Runtime: sklearn, StorageConfig: &StorageConfig{Name: "storage-config"}}, v1beta1.UnsupportedStorageURI,
+			"predictor: storage without storageUri reads the Secret storage-config, which does not exist in the namespace; create it or give storageUri"},
+		{"storage key missing from the Secret", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+			s := modelSpec("sklearn", "")
+			s.Predictor.Model.StorageURI, s.Predictor.Model.Storage = nil, &v1beta1.StorageSpec{Path: ptr.To("iris")}
+			return s
+		}()), Runtime: sklearn, StorageConfig: &StorageConfig{Name: "storage-config", Data: map[string][]byte{"other": []byte("{}")}}},
+			v1beta1.UnsupportedStorageURI, `predictor: the storage-config Secret storage-config has no key "default"`},
 		{"unknown placeholder", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
 			s.Predictor.Model.Args = []string{"--x={{.Labels.missing}}"}

@@ -55,6 +55,34 @@ func huggingfaceRuntime() runtime.Runtime {
 	}}
 }
 
+// mlserverRuntime is shaped like KServe's kserve-mlserver, whose env reads
+// the modelClass label KServe's defaulting sets.
+func mlserverRuntime() runtime.Runtime {
+	return runtime.Runtime{Name: "kserve-mlserver", Spec: &v1alpha1.ServingRuntimeSpec{
+		SupportedModelFormats: []v1alpha1.SupportedModelFormat{{Name: "xgboost", Version: ptr.To("1"), AutoSelect: ptr.To(true), Priority: ptr.To[int32](2)}},
+		ProtocolVersions:      []v1beta1.Protocol{v1beta1.ProtocolV2, v1beta1.ProtocolGRPCV2},
+		ServingRuntimePodSpec: v1alpha1.ServingRuntimePodSpec{Containers: []corev1.Container{{
+			Name: "kserve-container", Image: "docker.io/seldonio/mlserver:1.6.1",
+			Env: []corev1.EnvVar{{Name: "MLSERVER_MODEL_IMPLEMENTATION", Value: "{{.Labels.modelClass}}"}, {Name: "MODELS_DIR", Value: "/mnt/models"}},
+		}}},
+	}}
+}
+
+// torchserveRuntime is shaped like KServe's kserve-torchserve, named
+// otherwise and marked by its server-type annotation.
+func torchserveRuntime() runtime.Runtime {
+	return runtime.Runtime{Name: "team-torchserve", Annotations: map[string]string{v1beta1.ServerTypeAnnotation: "torchserve"},
+		Spec: &v1alpha1.ServingRuntimeSpec{
+			SupportedModelFormats: []v1alpha1.SupportedModelFormat{{Name: "pytorch", Version: ptr.To("1"), AutoSelect: ptr.To(true), Priority: ptr.To[int32](2)}},
+			ProtocolVersions:      []v1beta1.Protocol{v1beta1.ProtocolV1, v1beta1.ProtocolV2},
+			ServingRuntimePodSpec: v1alpha1.ServingRuntimePodSpec{Containers: []corev1.Container{{
+				Name: "kserve-container", Image: "pytorch/torchserve-kfs:0.9.0",
+				Args: []string{"torchserve", "--start", "--model-store=/mnt/models/model-store"},
+				Env:  []corev1.EnvVar{{Name: "TS_SERVICE_ENVELOPE", Value: "{{.Labels.serviceEnvelope}}"}},
+			}}},
+		}}
+}
+
 func selection(r runtime.Runtime, p v1beta1.Protocol) *runtime.Selection {
 	return &runtime.Selection{Runtime: r, Protocol: p}
 }
@@ -92,10 +120,24 @@ func goldenCases() map[string]Inputs {
 	s3 := modelSpec("sklearn", "s3://bucket/iris")
 	s3.Predictor.ServiceAccountName = "models-sa"
 	s3.Predictor.Model.Storage = &v1beta1.StorageSpec{StorageKey: ptr.To("minio"), Parameters: &map[string]string{"bucket": "iris"}}
+	storageSpec := v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{Model: &v1beta1.ModelSpec{
+		ModelFormat: v1beta1.ModelFormat{Name: "sklearn"}, PredictorExtensionSpec: v1beta1.PredictorExtensionSpec{
+			Storage: &v1beta1.StorageSpec{StorageKey: ptr.To("minio"), Path: ptr.To("sklearn/iris")}}}}}
+	customStorage := v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{{
+		Name: "kserve-container", Image: "example.com/custom:1", Env: []corev1.EnvVar{{Name: "STORAGE_URI", Value: "gs://models/custom"}}}}}}}
+	scraped := isvcWith("scraped", modelSpec("sklearn", "gs://models/iris"), func(i *v1beta1.InferenceService) {
+		i.Annotations = map[string]string{v1beta1.PrometheusScrapeAnnotation: "true"}
+	})
 	return map[string]Inputs{
-		"sklearn-gcs":    {ISVC: isvcWith("iris", modelSpec("sklearn", "gs://models/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
-		"s3-credentials": {ISVC: isvcWith("iris-s3", s3), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ServiceAccountSecrets: map[string][]corev1.Secret{"models-sa": {s3Secret}}},
-		"pvc":            {ISVC: isvcWith("iris-pvc", modelSpec("sklearn", "pvc://models-pvc/sklearn/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"storage-spec": {ISVC: isvcWith("spec", storageSpec), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1),
+			StorageConfig: &StorageConfig{Name: "storage-config", Data: map[string][]byte{"minio": []byte(`{"type": "s3", "bucket": "team"}`)}}},
+		"custom-storage-uri": {ISVC: isvcWith("custom-storage", customStorage), Config: cfg},
+		"mlserver":           {ISVC: isvcWith("xgb", modelSpec("xgboost", "gs://models/xgb")), Config: cfg, Runtime: selection(mlserverRuntime(), v1beta1.ProtocolV2)},
+		"torchserve-v2":      {ISVC: isvcWith("torch", modelSpec("pytorch", "gs://models/torch")), Config: cfg, Runtime: selection(torchserveRuntime(), v1beta1.ProtocolV2)},
+		"prometheus":         {ISVC: scraped, Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"sklearn-gcs":        {ISVC: isvcWith("iris", modelSpec("sklearn", "gs://models/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"s3-credentials":     {ISVC: isvcWith("iris-s3", s3), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ServiceAccountSecrets: map[string][]corev1.Secret{"models-sa": {s3Secret}}},
+		"pvc":                {ISVC: isvcWith("iris-pvc", modelSpec("sklearn", "pvc://models-pvc/sklearn/iris")), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 		"huggingface": {ISVC: isvcWith("bert", modelSpec("huggingface", "hf://google-bert/bert-base-uncased"), func(i *v1beta1.InferenceService) {
 			i.Annotations = map[string]string{"modelId": "bert-base-uncased"}
 			i.Labels["model-revision"] = "main"

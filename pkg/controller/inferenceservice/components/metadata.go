@@ -2,6 +2,7 @@ package components
 
 import (
 	"maps"
+	"strconv"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
@@ -30,5 +31,40 @@ func metadataFor(c *Component, isvc *v1beta1.InferenceService) (labels, annotati
 	maps.Copy(annotations, c.Extension.Annotations)
 	labels[v1beta1.InferenceServiceLabel] = isvc.Name
 	labels[v1beta1.ComponentLabel] = string(c.Type)
+	if annotations[v1beta1.PrometheusScrapeAnnotation] == "true" {
+		addPrometheusAnnotations(annotations, c)
+	}
 	return labels, annotations
+}
+
+// The annotations Prometheus's Kubernetes discovery reads, and KServe's
+// runtime annotations that say where a model server serves its metrics.
+const (
+	prometheusScrape  = "prometheus.io/scrape"
+	prometheusPort    = "prometheus.io/port"
+	prometheusPath    = "prometheus.io/path"
+	runtimeMetricPort = "prometheus.kserve.io/port"
+	runtimeMetricPath = "prometheus.kserve.io/path"
+)
+
+// addPrometheusAnnotations does what KServe's enable-prometheus-scraping
+// does: scrape the pods, at the runtime's metrics port and path when it
+// declares them, else the serving port and /metrics. Values already set
+// are kept.
+func addPrometheusAnnotations(annotations map[string]string, c *Component) {
+	setIfAbsent := func(key, value string) {
+		if _, ok := annotations[key]; !ok {
+			annotations[key] = value
+		}
+	}
+	port, path := strconv.Itoa(int(c.ServingPort())), "/metrics"
+	if v := annotations[runtimeMetricPort]; v != "" {
+		port = v
+	}
+	if v := annotations[runtimeMetricPath]; v != "" {
+		path = v
+	}
+	setIfAbsent(prometheusScrape, "true")
+	setIfAbsent(prometheusPort, port)
+	setIfAbsent(prometheusPath, path)
 }

@@ -17,6 +17,14 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 	c.Pod = *pod.DeepCopy()
 	if p.IsCustom() {
 		defaultResources(&c.Pod.Containers[0], in.Config)
+		// As on KServe, a STORAGE_URI env var on the custom container asks
+		// for the model to be fetched into /mnt/models.
+		if uri := envValue(c.Pod.Containers[0].Env, storageURIEnv); uri != "" {
+			return addStorage(c, isvc, in, uri, storage.Credentials{
+				StorageConfigSecret:   isvc.Annotations[v1beta1.StorageSecretNameAnnotation],
+				ServiceAccountSecrets: in.ServiceAccountSecrets[serviceAccountOf(c)],
+			})
+		}
 		return nil
 	}
 	if p.Model == nil {
@@ -47,7 +55,72 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 	if err := renderPlaceholders(&c.Pod, isvc); err != nil {
 		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
 	}
-	return addStorage(c, isvc, in)
+	uri, err := modelURI(p.Model, in.StorageConfig)
+	if err != nil {
+		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
+	}
+	if uri == "" {
+		return nil
+	}
+	return addStorage(c, isvc, in, uri, credentialsFor(c, isvc, in))
+}
+
+// StorageURIOf is the predictor's storage URI as written: the model's
+// storageUri, or a custom container's STORAGE_URI; "" for none. isvc must
+// be defaulted.
+func StorageURIOf(isvc *v1beta1.InferenceService) string {
+	p := &isvc.Spec.Predictor
+	switch {
+	case p.Model != nil && p.Model.StorageURI != nil:
+		return *p.Model.StorageURI
+	case p.IsCustom():
+		return envValue(p.Containers[0].Env, storageURIEnv)
+	}
+	return ""
+}
+
+// storageURIEnv is the env var of a custom container that KServe reads as
+// its storage URI.
+const storageURIEnv = "STORAGE_URI"
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// modelURI is the model's storage URI: storageUri, or one built from
+// storage: {key, path, parameters} and the storage-config Secret, as KServe
+// builds it; "" when the model has neither (the runtime brings it).
+func modelURI(m *v1beta1.ModelSpec, secret *StorageConfig) (string, error) {
+	if m.StorageURI != nil {
+		return *m.StorageURI, nil
+	}
+	if m.Storage == nil {
+		return "", nil
+	}
+	if secret == nil || secret.Data == nil {
+		name := storage.DefaultStorageConfigSecret
+		if secret != nil {
+			name = secret.Name
+		}
+		return "", fmt.Errorf("storage without storageUri reads the Secret %s, which does not exist in the namespace; create it or give storageUri", name)
+	}
+	s := m.Storage
+	key, path, params := "", "", map[string]string(nil)
+	if s.StorageKey != nil {
+		key = *s.StorageKey
+	}
+	if s.Path != nil {
+		path = *s.Path
+	}
+	if s.Parameters != nil {
+		params = *s.Parameters
+	}
+	return storage.URIFromStorageSpec(secret.Name, secret.Data, storage.StorageSpecKey(key, params), path, params)
 }
 
 // mergeServer merges the model's container fields into the runtime's model
@@ -119,20 +192,17 @@ func mergeEnv(base, overlay []corev1.EnvVar) []corev1.EnvVar {
 	return out
 }
 
-// addStorage wires the model's storage URI into the pod.
-func addStorage(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
-	model := isvc.Spec.Predictor.Model
+// addStorage wires a storage URI into the pod: the model appears in the
+// first container at /mnt/models.
+func addStorage(c *Component, _ *v1beta1.InferenceService, in Inputs, uri string, creds storage.Credentials) error {
 	server := &c.Pod.Containers[0]
-	if model.StorageURI == nil || *model.StorageURI == "" {
-		return nil
-	}
-	loc, err := storage.Parse(*model.StorageURI)
+	loc, err := storage.Parse(uri)
 	if err != nil {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
 	}
 	plan := storage.MakePlan(loc, storage.Initializer{
 		Image: in.Config.StorageInitializer.Image, Resources: in.Config.StorageInitializer.Resources,
-	}, credentialsFor(c, isvc, in))
+	}, creds)
 	for _, v := range c.Pod.Volumes {
 		if v.Name == storage.VolumeName {
 			return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, fmt.Sprintf(
@@ -151,6 +221,7 @@ func credentialsFor(c *Component, isvc *v1beta1.InferenceService, in Inputs) sto
 	model := isvc.Spec.Predictor.Model
 	creds := storage.Credentials{StorageConfigSecret: isvc.Annotations[v1beta1.StorageSecretNameAnnotation]}
 	if s := model.Storage; s != nil {
+		creds.StorageSpec = model.StorageURI == nil
 		if s.StorageKey != nil {
 			creds.StorageKey = *s.StorageKey
 		}
@@ -158,10 +229,14 @@ func credentialsFor(c *Component, isvc *v1beta1.InferenceService, in Inputs) sto
 			creds.Parameters = *s.Parameters
 		}
 	}
-	sa := c.Pod.ServiceAccountName
-	if sa == "" {
-		sa = "default"
-	}
-	creds.ServiceAccountSecrets = in.ServiceAccountSecrets[sa]
+	creds.ServiceAccountSecrets = in.ServiceAccountSecrets[serviceAccountOf(c)]
 	return creds
+}
+
+// serviceAccountOf is the component's ServiceAccount, "default" when unset.
+func serviceAccountOf(c *Component) string {
+	if c.Pod.ServiceAccountName != "" {
+		return c.Pod.ServiceAccountName
+	}
+	return "default"
 }

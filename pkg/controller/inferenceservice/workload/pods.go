@@ -15,6 +15,12 @@ type PodProblem struct {
 	InitContainer  bool
 }
 
+// Unschedulable reports a pod the scheduler cannot place: a capacity or
+// placement problem, not a model that fails to load.
+func (p PodProblem) Unschedulable() bool {
+	return p.Container == "" && p.Reason == corev1.PodReasonUnschedulable
+}
+
 func (p PodProblem) String() string {
 	s := fmt.Sprintf("pod %s: container %s: %s", p.Pod, p.Container, p.Reason)
 	if p.Container == "" {

@@ -67,13 +67,31 @@ test: controlplane $(HELM) verify ## Run all tests (builds the control plane and
 	go vet ./...
 	go test $(TEST_FLAGS) ./...
 
+.PHONY: test-unit
+test-unit: ## Run the tests that need no control plane (seconds; bin/ not needed).
+	go test $$(hack/packages.sh unit)
+
+.PHONY: test-faults
+test-faults: controlplane ## Run the fault tests at larger sizes (test/faults -long), printing their figures.
+	go test -timeout 60m -v -count 1 ./test/faults/... -args -long
+
+FUZZTIME ?= 30s
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (FUZZTIME=10m) and keep the new corpus entries in testdata/fuzz.
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
 .PHONY: test-e2e
 test-e2e: controlplane $(HELM) ## Run only the end-to-end tests on the local cluster (test/e2e).
 	go test $(TEST_FLAGS) ./test/e2e/...
 
 .PHONY: bench
-bench: ## Run the benchmarks (docs/benchmarks.md shows the figures).
+bench: ## Run the micro benchmarks (docs/benchmarks.md shows the figures).
 	go test -run '^$$' -bench . -benchmem -count 5 ./pkg/...
+
+N ?= 100
+.PHONY: bench-scale
+bench-scale: controlplane ## Measure Serval with N InferenceServices against the floor (N=1000; BENCH_ARGS="--json out.json").
+	go run ./cmd/serval bench -n $(N) $(BENCH_ARGS)
 
 ##@ Tools
 

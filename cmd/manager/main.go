@@ -5,7 +5,9 @@ import (
 	"flag"
 	"os"
 	"strings"
+	"time"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -15,12 +17,20 @@ import (
 func main() {
 	var o operator.Options
 	var watchNamespaces string
+	var qps float64
 	flag.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
 	flag.StringVar(&o.KnativeNamespace, "knative-namespace", operator.DefaultKnativeNamespace, "Knative Serving's namespace, whose config-features ConfigMap Serval reads.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
 	flag.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
 	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a replica waits, after the leader stops renewing, before it takes over.")
+	flag.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading.")
+	flag.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
+	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once.")
+	flag.Float64Var(&qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
+	flag.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
+	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "", `Address that serves Go's profiles at /debug/pprof; empty or "0" disables.`)
 	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
 	flag.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
 	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
@@ -29,8 +39,13 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(logger)
+	// client-go's own messages (informers, leader election) in the same log,
+	// at the same verbosity (--zap-log-level=4 shows watches that expire).
+	klog.SetLogger(logger)
 	log := ctrl.Log.WithName("setup")
+	o.QPS = float32(qps)
 	if watchNamespaces != "" {
 		o.WatchNamespaces = strings.Split(watchNamespaces, ",")
 	}

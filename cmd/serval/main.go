@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/serval-dev/serval/pkg/bench"
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/migrate"
 )
@@ -25,7 +27,7 @@ var version = "dev"
 
 func main() {
 	root := &cobra.Command{Use: "serval", Short: "Serval: Kubernetes model inference serving", SilenceUsage: true}
-	root.AddCommand(devCommand(), migrateCommand(), versionCommand())
+	root.AddCommand(devCommand(), migrateCommand(), benchCommand(), versionCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(migrate.ExitError)
 	}
@@ -98,6 +100,52 @@ container runs and no model is loaded. Stops everything on Ctrl-C.`,
 	cmd.Flags().BoolVar(&o.NoSample, "no-sample", false, "apply no sample")
 	cmd.Flags().BoolVar(&o.ExitWhenReady, "exit-when-ready", false, "stop and exit 0 once the sample is Ready")
 	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for Ready")
+	return cmd
+}
+
+func benchCommand() *cobra.Command {
+	var o bench.Options
+	var jsonPath string
+	cmd := &cobra.Command{
+		Use:   "bench [-n N] [--json FILE]",
+		Short: "Measure Serval with N InferenceServices against the floor Kubernetes sets",
+		Long: `Starts a fresh local cluster (2 simulated nodes, the HPA controller off), runs
+the manager binary as a process of its own (webhooks off), creates N copies of
+config/samples/sklearn.yaml with 16 parallel workers, and records when they
+go Ready, the manager's peak RSS and CPU, its API requests per
+InferenceService, its reconciles, and its requests in an idle window after.
+Then, on a second fresh cluster with no operator, the floor: the same
+InferenceServices and the children Serval made for them, created directly.
+Prints a table, ratios to the floor first. Runs from the source tree, with
+the control plane in bin/ (make controlplane).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			o.Progress = cmd.ErrOrStderr()
+			ctrl.SetLogger(managerLogger(cmd.ErrOrStderr(), 0))
+			res, err := bench.Run(ctx, o)
+			if err != nil {
+				return err
+			}
+			bench.Print(cmd.OutOrStdout(), res)
+			if jsonPath != "" {
+				data, err := json.MarshalIndent(res, "", "  ")
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(jsonPath, append(data, '\n'), 0o644)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&o.N, "n", "n", 100, "the number of InferenceServices")
+	cmd.Flags().IntVar(&o.Workers, "workers", 16, "parallel creates")
+	cmd.Flags().DurationVar(&o.IdleWindow, "idle", time.Minute, "how long to watch the manager once all are Ready")
+	cmd.Flags().StringArrayVar(&o.ManagerArgs, "manager-arg", nil, "an extra flag for the manager, such as --max-concurrent-reconciles=8 (repeatable)")
+	cmd.Flags().BoolVar(&o.SkipFloor, "no-floor", false, "skip the floor run")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor")
+	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
 	return cmd
 }
 

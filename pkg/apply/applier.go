@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,9 +17,8 @@ import (
 // Applier serves all reconciles, so its skip cache is shared.
 type Applier struct {
 	client client.Client
-	// uncached confirms that an object the cache does not show is really
-	// absent: the cache holds only Serval-labelled children, and a foreign
-	// object of the same name must not be taken over.
+	// uncached reads an object the cache does not show but a create found
+	// (see create.go), and the full managed fields of one Serval created.
 	uncached client.Reader
 	cache    sync.Map // cacheKey -> applied
 	counts   Counter
@@ -92,59 +92,100 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) err
 		return err
 	}
 	err = a.client.Get(ctx, obj.Key, live)
-	if apierrors.IsNotFound(err) {
-		err = a.uncached.Get(ctx, obj.Key, live)
-	}
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
 		return fmt.Errorf("get %s: %w", obj, err)
 	}
-	if live != nil {
-		if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner {
-			return &ConflictError{Object: obj, Owner: controllerName(ref)}
-		}
-	}
-	if obj.Frozen && live != nil {
-		a.counts.Skip(obj.GVK.Kind)
-		return nil
-	}
-	hash, err := obj.hash()
+	hash, keys, err := obj.hash()
 	if err != nil {
 		return err
 	}
 	ck := cacheKey{kind: obj.GVK.Kind, key: obj.Key}
-	version := ""
-	if live != nil {
-		version = versionOf(live)
+	if live == nil {
+		created, err := a.createAbsent(ctx, obj, ck, hash, keys)
+		if created || err != nil {
+			return err
+		}
+		// The name is taken: by a foreign object, or by one of Serval's that
+		// the cache has not seen yet.
+		if live, err = newLive(a.client.Scheme(), obj.GVK); err != nil {
+			return err
+		}
+		if err := a.uncached.Get(ctx, obj.Key, live); err != nil {
+			return fmt.Errorf("get %s: %w", obj, err)
+		}
 	}
-	if last, ok := a.cache.Load(ck); ok && last.(applied).hash == hash && last.(applied).version == version {
+	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner {
+		return &ConflictError{Object: obj, Owner: controllerName(ref)}
+	}
+	if obj.Frozen {
+		a.counts.Skip(obj.GVK.Kind)
+		return nil
+	}
+	version := versionOf(live, keys)
+	last, known := a.cache.Load(ck)
+	if known && last.(applied).hash == hash && last.(applied).version == version {
 		// Unchanged since the last apply; or refused, and it would be again.
 		a.counts.Skip(obj.GVK.Kind)
 		return last.(applied).rejected
 	}
-	if live != nil {
-		if obj.OmitsReplicas {
-			if err := a.handOverReplicas(ctx, live, obj); err != nil {
-				return err
-			}
+	if !known && liveHash(live) == hash {
+		// Applied before this process started (a restart, a new leader):
+		// the live object carries the hash of this very desired state.
+		a.cache.Store(ck, applied{hash: hash, version: version})
+		a.counts.Skip(obj.GVK.Kind)
+		return nil
+	}
+	if ownsThroughUpdate(live) {
+		if live, err = a.upgradeOwnership(ctx, obj); err != nil {
+			return err
 		}
 	}
-	return a.write(ctx, obj, ck, hash, version)
+	if obj.OmitsReplicas {
+		if err := a.handOverReplicas(ctx, live, obj); err != nil {
+			return err
+		}
+	}
+	if err := withHash(obj.Spec, hash); err != nil {
+		return err
+	}
+	return a.write(ctx, obj, ck, hash, version, keys)
+}
+
+// createAbsent creates an object the cache does not show, unless the API
+// server refused the same desired state before. It reports false, with no
+// error, when the name is taken.
+func (a *Applier) createAbsent(ctx context.Context, obj Object, ck cacheKey, hash string, keys owned) (bool, error) {
+	if last, known := a.cache.Load(ck); known && last.(applied).hash == hash && last.(applied).version == "" && last.(applied).rejected != nil {
+		a.counts.Skip(obj.GVK.Kind)
+		return true, last.(applied).rejected
+	}
+	if err := withHash(obj.Spec, hash); err != nil {
+		return true, err
+	}
+	version, err := a.create(ctx, obj, keys)
+	switch {
+	case errors.Is(err, errExists):
+		return false, nil
+	case err != nil:
+		err = fmt.Errorf("create %s: %w", obj, err)
+		a.remember(ck, hash, "", err, obj)
+		return true, err
+	}
+	a.counts.Write(obj.GVK.Kind)
+	a.cache.Store(ck, applied{hash: hash, version: version})
+	return true, nil
 }
 
 // write server-side applies obj and remembers what it applied, or that the
 // API server refused it (against the live version liveVersion).
-func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash, liveVersion string) error {
-	result, err := a.applyAndRead(ctx, obj)
+func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash, liveVersion string, keys owned) error {
+	result, err := a.applyAndRead(ctx, obj, keys)
 	if err != nil {
 		err = fmt.Errorf("apply %s: %w", obj, err)
-		if (Failure{Object: obj, Err: err}).Permanent() {
-			a.cache.Store(ck, applied{hash: hash, version: liveVersion, rejected: err})
-		} else {
-			a.cache.Delete(ck)
-		}
+		a.remember(ck, hash, liveVersion, err, obj)
 		return err
 	}
 	a.counts.Write(obj.GVK.Kind)
@@ -152,11 +193,22 @@ func (a *Applier) write(ctx context.Context, obj Object, ck cacheKey, hash, live
 	return nil
 }
 
-func (a *Applier) applyAndRead(ctx context.Context, obj Object) (version string, err error) {
+// remember records a refused write: a rejection, which the same desired
+// state against the same live version would meet again, is kept so that it
+// is not retried; any other failure is forgotten, to be retried.
+func (a *Applier) remember(ck cacheKey, hash, liveVersion string, err error, obj Object) {
+	if (Failure{Object: obj, Err: err}).Permanent() {
+		a.cache.Store(ck, applied{hash: hash, version: liveVersion, rejected: err})
+	} else {
+		a.cache.Delete(ck)
+	}
+}
+
+func (a *Applier) applyAndRead(ctx context.Context, obj Object, keys owned) (version string, err error) {
 	if err := a.client.Apply(ctx, obj.Spec, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return "", err
 	}
-	return appliedVersionOf(obj.Spec)
+	return appliedVersionOf(obj.Spec, keys)
 }
 
 func controllerName(ref *metav1.OwnerReference) string {

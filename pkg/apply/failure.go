@@ -6,6 +6,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // Failure is an object that could not be applied.
@@ -20,13 +22,13 @@ const (
 	// a bad request, too large). The same object would be refused again;
 	// only a change of what is rendered (the spec, a runtime, the config)
 	// can fix it, so it is not retried until then.
-	ReasonRejected = "ApplyRejected"
+	ReasonRejected = v1beta1.ReasonApplyRejected
 	// ReasonForbidden: the write was forbidden, by RBAC or by an admission
 	// policy. Retried with backoff: someone may fix the rights or the policy.
-	ReasonForbidden = "ApplyForbidden"
+	ReasonForbidden = v1beta1.ReasonApplyForbidden
 	// ReasonFailed: any other error (the API server or a webhook
 	// unreachable, a timeout, throttling). Retried with backoff.
-	ReasonFailed = "ApplyFailed"
+	ReasonFailed = v1beta1.ReasonApplyFailed
 )
 
 // Reason is the failure's kind as a condition reason.
@@ -40,6 +42,11 @@ func (f Failure) Reason() string {
 	}
 	return ReasonFailed
 }
+
+// Stale reports whether the write was refused because Serval read an older
+// version of the object than the API server holds (409 Conflict): another
+// writer came first. Not a failure to report: a retry reads the new version.
+func (f Failure) Stale() bool { return apierrors.IsConflict(f.Err) }
 
 // Permanent reports whether retrying the same object cannot help.
 func (f Failure) Permanent() bool { return f.Reason() == ReasonRejected }

@@ -32,14 +32,15 @@ type Object struct {
 // String names the object for messages: Kind namespace/name.
 func (o Object) String() string { return o.GVK.Kind + " " + o.Key.String() }
 
-// hash is a digest of the desired state, compared with the last applied one.
-func (o Object) hash() (string, error) {
+// hash is a digest of the desired state, compared with the last applied one,
+// with the metadata keys the object sets.
+func (o Object) hash() (string, owned, error) {
 	data, err := json.Marshal(o.Spec)
 	if err != nil {
-		return "", fmt.Errorf("encode %s: %w", o, err)
+		return "", owned{}, fmt.Errorf("encode %s: %w", o, err)
 	}
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:16]), ownedOf(data), nil
 }
 
 // newLive returns an empty object of the kind, to read the live object into:

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"text/template"
 
@@ -68,6 +69,17 @@ type HostData struct {
 // Host renders the domain template for name in namespace.
 func (i *Ingress) Host(name, namespace string) (string, error) {
 	return render(i.DomainTemplate, HostData{Name: name, Namespace: namespace, IngressDomain: i.IngressDomain})
+}
+
+// HostProblems says why host is not a valid host name: a DNS-1123 subdomain
+// whose first label, the one the template fills, fits 63 characters; nil
+// when it is valid.
+func HostProblems(host string) []string {
+	problems := validation.IsDNS1123Subdomain(host)
+	if label, _, _ := strings.Cut(host, "."); len(label) > validation.DNS1123LabelMaxLength {
+		problems = append(problems, fmt.Sprintf("the first label %q is %d characters, over the 63 a DNS label allows", label, len(label)))
+	}
+	return problems
 }
 
 // Path renders the path template; "" when none is configured.

@@ -34,6 +34,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
+	"github.com/serval-dev/serval/pkg/requestmetrics"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 	"github.com/serval-dev/serval/pkg/webhook/certs"
 )
@@ -49,6 +50,12 @@ type Options struct {
 	MetricsAddr, HealthProbeAddr string
 	// LeaderElection enables leader election in Namespace.
 	LeaderElection bool
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election
+	// (controller-runtime's defaults, 15 s, 10 s and 2 s, when zero).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// MaxConcurrentReconciles is the number of InferenceServices reconciled
+	// at once (DefaultMaxConcurrentReconciles when zero).
+	MaxConcurrentReconciles int
 	// WebhookPort enables the webhook server on WebhookHost:WebhookPort
 	// (0 disables it); CertDir holds its certificate.
 	WebhookHost string
@@ -66,6 +73,14 @@ type Options struct {
 	// KnativeNamespace is Knative Serving's namespace, home of its
 	// config-features ConfigMap (DefaultKnativeNamespace when empty).
 	KnativeNamespace string
+	// QPS and Burst limit the manager's requests to the API server on the
+	// client side (DefaultQPS and DefaultBurst when zero; a negative QPS
+	// leaves the limiting to the API server's priority and fairness).
+	QPS   float32
+	Burst int
+	// PprofAddr serves Go's profiles (/debug/pprof) when set; "" or "0"
+	// disables.
+	PprofAddr string
 	// SkipNameValidation allows a second manager in the same process (tests);
 	// controller-runtime otherwise refuses duplicate controller names.
 	SkipNameValidation bool
@@ -75,6 +90,30 @@ type Options struct {
 const (
 	CertModeSelf     = "self"
 	CertModeExternal = "external"
+)
+
+// LeaderElectionID names the lease of the manager's leader election.
+const LeaderElectionID = "serval-manager.serving.serval.dev"
+
+// DefaultMaxConcurrentReconciles is the reconcile concurrency by default:
+// reconciles mostly wait on the API server, so a few run at once; more only
+// adds load on the API server, which is where the time goes.
+const DefaultMaxConcurrentReconciles = 4
+
+func durationOrNil(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
+}
+
+// The client-side limits by default: high enough that rolling out a
+// thousand InferenceServices at once (about seven requests each) is never
+// held back by the client, low enough that a manager gone wrong cannot flood
+// the API server faster than its priority and fairness settle it.
+const (
+	DefaultQPS   = 200
+	DefaultBurst = 400
 )
 
 // DefaultKnativeNamespace is where Knative Serving is installed by default.
@@ -121,6 +160,7 @@ func cacheOptions(o Options) cache.Options {
 		configMaps[o.KnativeNamespace] = cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", knative.FeaturesConfigMap)}
 	}
 	opts := cache.Options{
+		DefaultTransform:     leanTransform,
 		DefaultLabelSelector: childSelector(),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1beta1.InferenceService{}:       everything,
@@ -147,22 +187,30 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 	if o.KnativeNamespace == "" {
 		o.KnativeNamespace = DefaultKnativeNamespace
 	}
+	cfg = clientConfig(cfg, o)
 	server, certManager, err := webhookServer(ctx, cfg, o)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer: server,
-		Controller:    ctrlconfig.Controller{SkipNameValidation: &o.SkipNameValidation},
-		Scheme:        Scheme(),
-		Cache:         cacheOptions(o),
+		PprofBindAddress: o.PprofAddr,
+		WebhookServer:    server,
+		Controller:       ctrlconfig.Controller{SkipNameValidation: &o.SkipNameValidation},
+		Scheme:           Scheme(),
+		Cache:            cacheOptions(o),
 		// Unstructured reads (Knative Services) come from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthProbeAddr,
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        "serval-manager.serving.serval.dev",
+		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.Namespace,
+		// On SIGTERM the leader gives its lease up, so a rolling update of
+		// the manager does not wait for the lease to expire.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 durationOrNil(o.LeaseDuration),
+		RenewDeadline:                 durationOrNil(o.RenewDeadline),
+		RetryPeriod:                   durationOrNil(o.RetryPeriod),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -176,6 +224,20 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		}
 	}
 	return mgr, nil
+}
+
+// clientConfig is cfg with the client-side limits of o and a transport that
+// counts requests by verb and resource.
+func clientConfig(cfg *rest.Config, o Options) *rest.Config {
+	cfg = requestmetrics.Wrap(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	if cfg.QPS == 0 {
+		cfg.QPS = DefaultQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = DefaultBurst
+	}
+	return cfg
 }
 
 // webhookServer returns the webhook server, or nil when disabled. With
@@ -225,6 +287,9 @@ func sharedMetrics() *inferenceservice.Metrics {
 	metricsOnce.Do(func() {
 		metrics = inferenceservice.NewMetrics(crmetrics.Registry)
 		crmetrics.Registry.MustRegister(undecodableObjects)
+		if err := requestmetrics.Register(crmetrics.Registry); err != nil {
+			panic(err) // registered once, by this function
+		}
 	})
 	return metrics
 }
@@ -242,6 +307,10 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		KnativeNamespace: o.KnativeNamespace,
 		Applier:          apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
 		Metrics:          metrics,
+		Concurrency:      o.MaxConcurrentReconciles,
+	}
+	if r.Concurrency == 0 {
+		r.Concurrency = DefaultMaxConcurrentReconciles
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)

@@ -29,11 +29,13 @@ func NodeName(i int, gpu bool) string {
 }
 
 // makeNode returns a fake node kwok will manage. Capacity is set at creation;
-// kwok keeps it.
+// kwok keeps it. CPU and memory are plenty (nothing runs), so that only the
+// pod count limits how many model servers a node takes: benchmarks and fault
+// tests place a thousand 1-CPU pods.
 func makeNode(name string, pods int, gpus int) *corev1.Node {
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourceCPU:    resource.MustParse("1000"),
+		corev1.ResourceMemory: resource.MustParse("4Ti"),
 		corev1.ResourcePods:   *resource.NewQuantity(int64(pods), resource.DecimalSI),
 	}
 	if gpus > 0 {
@@ -92,7 +94,7 @@ func (s *Sandbox) createNodes(ctx context.Context) error {
 // waitNodesReady waits until kwok has marked every fake node Ready.
 func (s *Sandbox) waitNodesReady(ctx context.Context) error {
 	s.progress("waiting for kwok to make the nodes Ready")
-	want := s.opts.Nodes + s.opts.GPUNodes
+	want := s.opts.Nodes + max(s.opts.GPUNodes, 0)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &corev1.NodeList{}
 		if err := s.Client.List(ctx, list); err != nil {

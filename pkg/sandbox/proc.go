@@ -23,11 +23,20 @@ type process struct {
 // startProcess runs bin with args in a process group of its own, its output
 // in logDir/name.log.
 func startProcess(name, bin string, args []string, logDir string) (*process, error) {
+	return startProcessEnv(name, bin, args, logDir, nil)
+}
+
+// startProcessEnv is startProcess with env added to this process's
+// environment (nil: inherited as it is).
+func startProcessEnv(name, bin string, args []string, logDir string, env []string) (*process, error) {
 	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

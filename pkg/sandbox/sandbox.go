@@ -33,7 +33,8 @@ type Options struct {
 	KubeconfigPath string
 	// Nodes is the number of plain fake nodes (default 3).
 	Nodes int
-	// GPUNodes is the number of fake nodes with nvidia.com/gpu capacity (default 1).
+	// GPUNodes is the number of fake nodes with nvidia.com/gpu capacity
+	// (default 1; negative for none).
 	GPUNodes int
 	// PodsPerNode is each node's pod capacity (default 110).
 	PodsPerNode int
@@ -47,6 +48,9 @@ type Options struct {
 	Scheme           *runtime.Scheme
 	// Progress receives one line per start-up step; nothing when nil.
 	Progress io.Writer
+	// APIServerFlags are extra kube-apiserver flags, as name -> value (fault
+	// tests shorten watch timeouts and compaction, for one).
+	APIServerFlags map[string]string
 }
 
 // Sandbox is a running local cluster.
@@ -65,6 +69,10 @@ type Sandbox struct {
 	procs   []*process
 	envPIDs []int
 	reaper  *reaper
+	// restarted are kube-apiservers RestartAPIServer started, the latest
+	// one apiServerPID.
+	restarted    []*process
+	apiServerPID int
 }
 
 // Start brings up the cluster: API server and etcd, then the controller
@@ -123,6 +131,7 @@ func (s *Sandbox) start(ctx context.Context) error {
 		CRDPaths: s.opts.CRDPaths, SkipUpstreamCRDs: s.opts.SkipUpstreamCRDs, Scheme: s.opts.Scheme,
 		// As on a real cluster: a pod naming a missing ServiceAccount fails.
 		ServiceAccountAdmission: true,
+		APIServerFlags:          s.opts.APIServerFlags,
 	})
 	if err != nil {
 		return err
@@ -142,7 +151,7 @@ func (s *Sandbox) start(ctx context.Context) error {
 	if err := s.startComponents(); err != nil {
 		return err
 	}
-	s.progress("creating %d nodes and %d GPU nodes", s.opts.Nodes, s.opts.GPUNodes)
+	s.progress("creating %d nodes and %d GPU nodes", s.opts.Nodes, max(s.opts.GPUNodes, 0))
 	if err := s.createNodes(ctx); err != nil {
 		return err
 	}
@@ -192,6 +201,10 @@ func (s *Sandbox) Stop() error {
 		s.procs[i].stop(10 * time.Second)
 	}
 	s.procs = nil
+	for _, p := range s.restarted {
+		p.stop(10 * time.Second)
+	}
+	s.restarted = nil
 	if s.Env != nil {
 		if err := s.Env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop API server and etcd: %w", err))

@@ -71,32 +71,58 @@ func BinDir() (string, error) {
 // upstreamCRDSources names, per upstream project, the module that ships its CRDs
 // and the paths inside it. The versions are the ones Serval's go.mod pins.
 var upstreamCRDSources = []struct {
-	module string
-	paths  []string
+	project Project
+	module  string
+	paths   []string
 }{
-	{"sigs.k8s.io/gateway-api", []string{"config/crd/standard"}},
-	{"knative.dev/serving", []string{"config/core/300-resources"}},
-	{"istio.io/api", []string{"kubernetes/customresourcedefinitions.gen.yaml"}},
+	{GatewayAPI, "sigs.k8s.io/gateway-api", []string{"config/crd/standard"}},
+	{Knative, "knative.dev/serving", []string{"config/core/300-resources"}},
+	{Istio, "istio.io/api", []string{"kubernetes/customresourcedefinitions.gen.yaml"}},
 }
 
-var (
-	upstreamOnce  sync.Once
-	upstreamPaths []string
-	upstreamErr   error
+// Project names an upstream project whose CRDs tests install.
+type Project string
+
+// The upstream projects whose CRDs Serval's tests use.
+const (
+	GatewayAPI Project = "gateway-api"
+	Knative    Project = "knative"
+	Istio      Project = "istio"
 )
+
+var (
+	upstreamOnce      sync.Once
+	upstreamPaths     []string
+	upstreamByProject map[Project][]string
+	upstreamErr       error
+)
+
+// UpstreamCRDPathsOf returns the files and directories that hold one
+// project's CRDs: tests name the project rather than rely on the order of
+// UpstreamCRDPaths.
+func UpstreamCRDPathsOf(p Project) ([]string, error) {
+	if _, err := UpstreamCRDPaths(); err != nil {
+		return nil, err
+	}
+	paths, ok := upstreamByProject[p]
+	if !ok {
+		return nil, fmt.Errorf("no upstream CRDs for project %q", p)
+	}
+	return paths, nil
+}
 
 // UpstreamCRDPaths returns the files and directories that hold the upstream
 // CRDs of Gateway API (standard channel), Knative Serving and Istio, in the
 // module cache at the versions of Serval's go.mod, downloading them if needed.
 func UpstreamCRDPaths() ([]string, error) {
-	upstreamOnce.Do(func() { upstreamPaths, upstreamErr = resolveUpstreamCRDPaths() })
+	upstreamOnce.Do(func() { upstreamPaths, upstreamByProject, upstreamErr = resolveUpstreamCRDPaths() })
 	return upstreamPaths, upstreamErr
 }
 
-func resolveUpstreamCRDPaths() ([]string, error) {
+func resolveUpstreamCRDPaths() ([]string, map[Project][]string, error) {
 	root, err := RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args := []string{"mod", "download", "-json"}
 	for _, s := range upstreamCRDSources {
@@ -108,29 +134,31 @@ func resolveUpstreamCRDPaths() ([]string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go mod download of the upstream CRD modules: %w: %s", err, stderr.String())
+		return nil, nil, fmt.Errorf("go mod download of the upstream CRD modules: %w: %s", err, stderr.String())
 	}
 	dirs := map[string]string{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var m struct{ Path, Dir, Error string }
 		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("decode go mod download output: %w", err)
+			return nil, nil, fmt.Errorf("decode go mod download output: %w", err)
 		}
 		if m.Error != "" {
-			return nil, fmt.Errorf("download %s: %s", m.Path, m.Error)
+			return nil, nil, fmt.Errorf("download %s: %s", m.Path, m.Error)
 		}
 		dirs[m.Path] = m.Dir
 	}
 	var paths []string
+	byProject := map[Project][]string{}
 	for _, s := range upstreamCRDSources {
 		for _, p := range s.paths {
 			full := filepath.Join(dirs[s.module], p)
 			if _, err := os.Stat(full); err != nil {
-				return nil, fmt.Errorf("upstream CRDs of %s: %w", s.module, err)
+				return nil, nil, fmt.Errorf("upstream CRDs of %s: %w", s.module, err)
 			}
 			paths = append(paths, full)
+			byProject[s.project] = append(byProject[s.project], full)
 		}
 	}
-	return paths, nil
+	return paths, byProject, nil
 }

@@ -1,10 +1,14 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/operator"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
@@ -73,4 +80,95 @@ func TestForcedRotationKeepsServing(t *testing.T) {
 		return err == nil && serial != serialBefore
 	}, 30*time.Second, 200*time.Millisecond, "the server serves the new certificate")
 	require.NoError(t, create(isvcYAML("after-rotation", "", sklearnModel)), "admission works with the new certificate")
+}
+
+// TestCARolloverNeverFailsAdmission replaces the CA while admission requests
+// keep coming: the API server trusts the new CA before the server presents a
+// certificate it signed, so not one request fails.
+func TestCARolloverNeverFailsAdmission(t *testing.T) {
+	before := secretData(t)
+	stop := make(chan struct{})
+	type sample struct {
+		at     time.Time
+		serial string
+		bundle []byte
+	}
+	type result struct {
+		sent    int
+		errs    []error
+		samples []sample
+	}
+	done := make(chan result)
+	var sent atomic.Int64 // read while the requests go on
+	go func() {
+		var r result
+		for {
+			select {
+			case <-stop:
+				done <- r
+				return
+			default:
+			}
+			vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if k8s.Get(context.Background(), types.NamespacedName{Name: servalwebhook.ValidatingConfigName}, vwc) == nil {
+				serial, _ := servingCert()
+				r.samples = append(r.samples, sample{time.Now(), serial, vwc.Webhooks[0].ClientConfig.CABundle})
+			}
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, sigsyaml.Unmarshal([]byte(isvcYAML("rollover", "", sklearnModel)), &obj.Object))
+			if err := k8s.Create(context.Background(), obj, client.DryRunAll); err != nil {
+				r.errs = append(r.errs, err)
+			}
+			r.sent++
+			sent.Add(1)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	m := certManagerLike()
+	m.BundleDelay = 2 * time.Second
+	require.NoError(t, m.RotateCA(context.Background()))
+	after := secretData(t)
+	require.NotEqual(t, before["ca.key"], after["ca.key"], "a new CA")
+	assert.Contains(t, string(after["ca.crt"]), string(before["ca.crt"]), "the old CA stays in the bundle")
+	require.Eventually(t, func() bool {
+		onDisk, err := os.ReadFile(filepath.Join(certDir, "tls.crt"))
+		if err != nil || !bytes.Equal(onDisk, after["tls.crt"]) {
+			return false
+		}
+		serial, err := servingCert()
+		return err == nil && serial == serialOf(t, after["tls.crt"])
+	}, 30*time.Second, 100*time.Millisecond, "the server presents the certificate of the new CA")
+	sentThen := sent.Load()
+	require.Eventually(t, func() bool { return sent.Load() >= sentThen+20 }, 30*time.Second, 20*time.Millisecond,
+		"requests against the new certificate too")
+	close(stop)
+	r := <-done
+	t.Logf("%d admission requests during the rollover", r.sent)
+	assert.Greater(t, r.sent, 50)
+	assert.Empty(t, r.errs, "admission never failed")
+	// The order itself: the bundle trusted the new CA before the server
+	// presented the new certificate.
+	newSerial := serialOf(t, after["tls.crt"])
+	var trusted, presented time.Time
+	for _, s := range r.samples {
+		if trusted.IsZero() && bytes.Equal(s.bundle, after["ca.crt"]) {
+			trusted = s.at
+		}
+		if presented.IsZero() && s.serial == newSerial {
+			presented = s.at
+		}
+	}
+	require.False(t, presented.IsZero(), "the new certificate was seen")
+	require.False(t, trusted.IsZero(), "the new bundle was seen")
+	assert.True(t, trusted.Before(presented), "the new CA was trusted (%s) before the server presented its certificate (%s)",
+		trusted.Format(time.StampMilli), presented.Format(time.StampMilli))
+}
+
+func serialOf(t *testing.T, certPEM []byte) string {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	return cert.SerialNumber.String()
 }

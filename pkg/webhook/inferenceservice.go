@@ -3,10 +3,8 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -118,15 +116,9 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 		if err != nil {
 			continue
 		}
-		for _, msg := range validation.IsDNS1123Subdomain(host) {
+		for _, msg := range config.HostProblems(host) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name,
-				fmt.Sprintf("the host %q (ingress.domainTemplate) is not valid: %s", host, msg)))
-		}
-		label, _, _ := strings.Cut(host, ".")
-		if len(label) > validation.DNS1123LabelMaxLength {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name, fmt.Sprintf(
-				"too long: the host label %q (ingress.domainTemplate) would be %d characters, over the 63 a DNS label allows; shorten the name or the namespace",
-				label, len(label))))
+				fmt.Sprintf("the host %q (ingress.domainTemplate) is not valid: %s; shorten the name or the namespace", host, msg)))
 		}
 	}
 	return errs

@@ -150,7 +150,7 @@ func TestHostLabelTooLong(t *testing.T) {
 	manifest := strings.Replace(isvcYAML("model", "", sklearnModel), "namespace: default", "namespace: "+ns, 1)
 	err := create(manifest)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `too long: the host label "model-predictor-`+ns+`" (ingress.domainTemplate) would be 66 characters, over the 63 a DNS label allows`)
+	assert.Contains(t, err.Error(), `the host "model-predictor-`+ns+`.example.com" (ingress.domainTemplate) is not valid: the first label "model-predictor-`+ns+`" is 66 characters, over the 63 a DNS label allows`)
 	require.NoError(t, create(strings.Replace(isvcYAML("model", "  labels: {networking.serval.dev/visibility: cluster-local}\n", sklearnModel),
 		"namespace: default", "namespace: "+ns, 1)), "a cluster-local InferenceService has no host")
 }

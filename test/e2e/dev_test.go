@@ -53,7 +53,7 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	waitFor(t, "serval dev to be up", func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") })
 	assert.NotContains(t, out.String(), "Applied sample")
-	assert.Contains(t, out.String(), `"msg":"Starting EventSource"`, "-v shows the manager's log")
+	waitFor(t, "-v to show the manager's log", func() bool { return strings.Contains(out.String(), `"msg":"Starting EventSource"`) })
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "serval dev after Ctrl-C: %s", out.String())
 	assert.Contains(t, out.String(), "Stopping the local cluster...")

@@ -2,6 +2,7 @@ package inferenceservice_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
 )
 
 var v1alpha1ServingRuntime = v1alpha1.ServingRuntime{}
@@ -34,8 +36,10 @@ func TestAutoscalerHandoverKeepsReplicas(t *testing.T) {
 	})
 	assert.False(t, exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "handover-predictor"))
 
+	before := reconciled.of(ns, "handover")
 	updateISVC(t, ns, "handover", func(i *v1beta1.InferenceService) { i.Annotations[v1beta1.AutoscalerClassAnnotation] = "hpa" })
 	eventually(t, "the HPA", func() bool { return exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "handover-predictor") })
+	waitReconciled(t, ns, "handover", before)
 	consistently(t, "the replicas kept at 3", time.Second, func() bool {
 		dep, err := getDeployment(ns, "handover-predictor")
 		return err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 3
@@ -72,6 +76,18 @@ func TestForeignDeploymentIsNotAdopted(t *testing.T) {
 	dep, _ := getDeployment(ns, "adopt-predictor")
 	assert.Equal(t, "theirs", dep.Spec.Template.Spec.Containers[0].Name)
 	assert.Nil(t, metav1.GetControllerOf(dep))
+
+	// Deleted as the message says, it is noticed with no change of the
+	// InferenceService: the predictor is created.
+	require.NoError(t, k8s.Delete(context.Background(), dep))
+	deadline := time.Now().Add(3 * inferenceservice.ConflictRecheckInterval)
+	for time.Now().Before(deadline) {
+		if d, err := getDeployment(ns, "adopt-predictor"); err == nil && metav1.GetControllerOf(d) != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the predictor was not created within %s of the conflicting Deployment's deletion", 3*inferenceservice.ConflictRecheckInterval)
 }
 
 // TestRemovingTheTransformerPrunesIt.
@@ -120,6 +136,20 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	quiesce(t, ns)
 	createWrites := writes.since(start, ns)
 	t.Logf("writes from create to Ready: %d: %v", len(createWrites), createWrites)
+	var creates, childWrites int
+	for _, w := range createWrites {
+		switch {
+		case strings.HasPrefix(w, "POST "):
+			creates++
+		case !strings.HasSuffix(w, "/status"):
+			childWrites++
+		}
+	}
+	assert.Equal(t, 7, creates, "one create per child: 2 Deployments, 2 Services, 2 HPAs, the Ingress")
+	assert.Zero(t, childWrites, "no second write of a child")
+	for _, r := range writes.readsInto(ns) {
+		assert.Contains(t, r, "/serviceaccounts/", "no read of a child: the create itself tells whether the name is taken")
+	}
 
 	// A ConfigMap event re-enqueues every InferenceService without changing
 	// anything they render.
@@ -181,4 +211,40 @@ func applySkips(t *testing.T) float64 {
 		}
 	}
 	return total
+}
+
+// TestFieldDroppedAfterCreateIsRemoved: a child is created with a plain
+// create (its fields under an Update entry of Serval's field manager); a
+// field Serval stops sending later is still removed, as with any apply.
+func TestFieldDroppedAfterCreateIsRemoved(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "drop-sklearn", "sklearn-drop")
+	createISVC(t, ns, "drop", "sklearn-drop", withPredictor(func(p *v1beta1.PredictorSpec) {
+		p.Model.Env = []corev1.EnvVar{{Name: "KEEP", Value: "1"}, {Name: "DROP", Value: "1"}}
+	}))
+	env := func() map[string]string {
+		dep, err := getDeployment(ns, "drop-predictor")
+		if err != nil {
+			return nil
+		}
+		out := map[string]string{}
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			out[e.Name] = e.Value
+		}
+		return out
+	}
+	eventually(t, "the Deployment with both variables", func() bool { return env()["DROP"] == "1" && env()["KEEP"] == "1" })
+	updateISVC(t, ns, "drop", func(i *v1beta1.InferenceService) {
+		i.Spec.Predictor.Model.Env = []corev1.EnvVar{{Name: "KEEP", Value: "2"}}
+	})
+	eventually(t, "the dropped variable removed", func() bool {
+		e := env()
+		_, dropped := e["DROP"]
+		return e["KEEP"] == "2" && !dropped
+	})
+	dep, _ := getDeployment(ns, "drop-predictor")
+	for _, mf := range dep.ManagedFields {
+		assert.False(t, mf.Manager == "serval-manager" && mf.Operation == metav1.ManagedFieldsOperationUpdate,
+			"the create's Update entry was folded into the Apply entry")
+	}
 }

@@ -3,12 +3,14 @@ package inferenceservice_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -164,13 +166,16 @@ func setDeploymentStatus(t *testing.T, ns, name string, isAvailable, rolledOut b
 		if rolledOut {
 			progressReason = "NewReplicaSetAvailable"
 		}
-		updated := replicas
+		updated, ready := replicas, replicas
 		if !rolledOut {
 			updated = 0
 		}
+		if !isAvailable {
+			ready = 0
+		}
 		dep.Status = appsv1.DeploymentStatus{
 			ObservedGeneration: dep.Generation, Replicas: replicas, UpdatedReplicas: updated,
-			ReadyReplicas: replicas, AvailableReplicas: replicas,
+			ReadyReplicas: ready, AvailableReplicas: ready,
 			Conditions: []appsv1.DeploymentCondition{
 				{Type: appsv1.DeploymentAvailable, Status: availableStatus, Reason: "MinimumReplicas", Message: "availability"},
 				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: progressReason},
@@ -185,4 +190,18 @@ func setDeploymentStatus(t *testing.T, ns, name string, isAvailable, rolledOut b
 
 func exists(obj client.Object, ns, name string) bool {
 	return k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, obj) == nil
+}
+
+// hasEvent reports whether an Event in ns has the reason and a note that
+// contains the text.
+func hasEvent(t *testing.T, ns, reason, text string) bool {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	require.NoError(t, k8s.List(context.Background(), events, client.InNamespace(ns)))
+	for _, e := range events.Items {
+		if e.Reason == reason && strings.Contains(e.Note, text) {
+			return true
+		}
+	}
+	return false
 }

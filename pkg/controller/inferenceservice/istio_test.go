@@ -39,18 +39,18 @@ func installKnative(t *testing.T) {
 	if exists(&apiextensionsv1.CustomResourceDefinition{}, "", "services.serving.knative.dev") {
 		return
 	}
-	paths, err := testenv.UpstreamCRDPaths()
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.Knative)
 	require.NoError(t, err)
-	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths[1:2]})
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
 	require.NoError(t, err)
 }
 
 // installIstio installs Istio's CRDs for the test; they go at its end.
 func installIstio(t *testing.T) {
 	t.Helper()
-	paths, err := testenv.UpstreamCRDPaths()
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.Istio)
 	require.NoError(t, err)
-	installCRDsForTest(t, paths[2:3])
+	installCRDsForTest(t, paths)
 }
 
 // migrated runs `serval migrate` on a KServe manifest and creates the result.
@@ -93,7 +93,7 @@ func TestServerlessSampleWithIstio(t *testing.T) {
 	authority, _, _ := unstructured.NestedString(routes[0].(map[string]any), "rewrite", "authority")
 	assert.Equal(t, "torch-transformer-transformer."+ns+".svc.cluster.local", authority, "the top-level host reaches the transformer")
 	local := &corev1.Service{}
-	require.True(t, exists(local, ns, "torch-transformer"))
+	eventually(t, "the Service for the local gateway", func() bool { return exists(local, ns, "torch-transformer") })
 	assert.Equal(t, "knative-local-gateway.istio-system.svc.cluster.local", local.Spec.ExternalName)
 
 	eventually(t, "Ready", func() bool {
@@ -126,10 +126,11 @@ func TestServerlessSampleWithIstio(t *testing.T) {
 
 // TestVirtualServiceCRDInstalledLate: Istio asked for in Standard mode with
 // no VirtualService CRD is reported with no requeue storm; once the CRD
-// appears the VirtualService routes straight to the Services; switching
-// back to Ingresses prunes it.
+// appears the VirtualService routes straight to the Services; the CRD
+// removed while in use is reported the same way; switching back to
+// Ingresses prunes what is left.
 func TestVirtualServiceCRDInstalledLate(t *testing.T) {
-	require.False(t, exists(&apiextensionsv1.CustomResourceDefinition{}, "", virtualServiceCRD), "another test left Istio's CRD behind")
+	waitCRDGone(t, virtualServiceCRD)
 	ns := newNamespace(t)
 	createClusterRuntime(t, "late-sklearn", "sklearn-late")
 	setConfig(t, map[string]string{"ingress.enableIstioVirtualService": "true"})
@@ -140,9 +141,7 @@ func TestVirtualServiceCRDInstalledLate(t *testing.T) {
 	assert.Equal(t, "the CRD virtualservices.networking.istio.io is not installed, and serval-config routes InferenceServices with VirtualService; "+
 		"install Istio or set ingress.enableIstioVirtualService to false", cond(getISVC(t, ns, "late"), v1beta1.ConditionIngressReady).Message)
 	quiesce(t, ns)
-	before := writes.total.Load()
-	time.Sleep(time.Second)
-	assert.Empty(t, writes.since(before, ns), "no requeue storm while the CRD is missing")
+	noReconcileStorm(t, ns, "late", 2*time.Second, 1)
 
 	installIstio(t)
 	vs := virtualService()
@@ -156,6 +155,22 @@ func TestVirtualServiceCRDInstalledLate(t *testing.T) {
 		return hasCondition(getISVC(t, ns, "late"), v1beta1.ConditionIngressReady, metav1.ConditionTrue, "VirtualServiceCreated")
 	})
 	assert.False(t, exists(&networkingv1.Ingress{}, ns, "late"), "no Ingress beside the VirtualService")
+
+	// The CRD removed while in use: the route is gone with it, and the
+	// InferenceService says so, with an Event, and no retry loop.
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	crd.Name = virtualServiceCRD
+	require.NoError(t, k8s.Delete(context.Background(), crd))
+	eventually(t, "MissingCRD once the CRD is removed", func() bool {
+		return hasCondition(getISVC(t, ns, "late"), v1beta1.ConditionIngressReady, metav1.ConditionFalse, v1beta1.ReasonMissingCRD)
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "late"), v1beta1.ConditionReady).Message, "IngressReady (MissingCRD: ")
+	eventually(t, "the NotReady Event", func() bool {
+		return hasEvent(t, ns, v1beta1.EventNotReady, "virtualservices.networking.istio.io is not installed")
+	})
+	waitCRDGone(t, virtualServiceCRD)
+	quiesce(t, ns)
+	noReconcileStorm(t, ns, "late", 2*time.Second, 1)
 
 	setConfig(t, map[string]string{})
 	eventually(t, "back to an Ingress, the VirtualService pruned", func() bool {

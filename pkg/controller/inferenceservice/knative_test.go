@@ -14,10 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 func getKsvc(ns, name string) (*unstructured.Unstructured, error) {
@@ -71,6 +69,8 @@ func playKnative(t *testing.T, ns, name, revision string) {
 }
 
 func TestKnativeMode(t *testing.T) {
+	// Without Istio's CRD the Knative Service's own URL is the URL.
+	waitCRDGone(t, virtualServiceCRD)
 	ns := newNamespace(t)
 	createClusterRuntime(t, "kn-sklearn", "sklearn-kn")
 	createISVC(t, ns, "kn", "sklearn-kn", withAnnotation(v1beta1.DeploymentModeAnnotation, "Serverless"),
@@ -89,10 +89,7 @@ func TestKnativeMode(t *testing.T) {
 			return hasCondition(getISVC(t, ns, "kn"), v1beta1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonMissingCRD)
 		})
 		assert.Contains(t, cond(getISVC(t, ns, "kn"), v1beta1.ConditionReady).Message, "services.serving.knative.dev is not installed")
-		paths, err := testenv.UpstreamCRDPaths()
-		require.NoError(t, err)
-		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths[1:2]})
-		require.NoError(t, err)
+		installKnative(t)
 	}
 	// Knative leaves init containers off by default, and the storage
 	// initializer is one: the predictor says which key to set, and goes on
@@ -142,9 +139,11 @@ func TestKnativeMode(t *testing.T) {
 		return latest["percent"] == int64(20) && prev["revisionName"] == "kn-predictor-00001" && prev["percent"] == int64(80)
 	})
 
+	before := reconciled.of(ns, "kn")
 	updateISVC(t, ns, "kn", func(i *v1beta1.InferenceService) {
 		i.Annotations[v1beta1.DeploymentModeAnnotation] = "Standard"
 	})
+	waitReconciled(t, ns, "kn", before)
 	consistently(t, "the mode stays Knative once deployed, autoscaler included", time.Second, func() bool {
 		ksvc, err := getKsvc(ns, "kn-predictor")
 		if err != nil {

@@ -33,11 +33,23 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 func (r *Reconciler) validate(_ context.Context, s *scope) error {
 	opts := v1beta1.ValidationOptions{DefaultDeploymentMode: s.cfg.DefaultDeploymentMode, DeployedMode: s.mode}
 	if verr := v1beta1.Validate(s.defaulted, opts); len(verr) > 0 {
-		// The webhook rejects these; an object that bypassed it is reported.
-		s.fail(v1beta1.PredictorComponent, string(v1beta1.InvalidPredictorSpec), verr.ToAggregate().Error())
+		// The webhook rejects these; an object that bypassed it is reported,
+		// on the component whose field is wrong.
+		s.fail(componentOfField(verr[0].Field), string(v1beta1.InvalidPredictorSpec), verr.ToAggregate().Error())
 		return nil
 	}
 	return nil
+}
+
+// componentOfField is the component a field path belongs to: the
+// transformer's and explainer's fields are theirs, the rest the predictor's.
+func componentOfField(path string) v1beta1.ComponentType {
+	for _, t := range []v1beta1.ComponentType{v1beta1.TransformerComponent, v1beta1.ExplainerComponent} {
+		if strings.HasPrefix(path, "spec."+string(t)) {
+			return t
+		}
+	}
+	return v1beta1.PredictorComponent
 }
 
 // effectiveMode is the mode in status once deployed (it never changes), else
@@ -114,8 +126,8 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 
 // serviceAccountSecrets fetches the Secrets attached to the predictor's
 // ServiceAccount, for storage credentials. Only a download storage URI needs
-// them. Both are read uncached: the cache holds no cluster-wide Secrets or
-// ServiceAccounts.
+// them. Both are read uncached (the cache holds no cluster-wide Secrets or
+// ServiceAccounts) and remembered for a short while (credentialsMemo).
 func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.InferenceService) (map[string][]corev1.Secret, error) {
 	if uri := components.StorageURIOf(isvc); uri == "" || strings.HasPrefix(uri, "pvc://") {
 		return nil, nil
@@ -124,23 +136,38 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 	if name == "" {
 		name = "default"
 	}
+	key := types.NamespacedName{Namespace: isvc.Namespace, Name: name}
+	if secrets, ok := r.credentials.get(key); ok {
+		return map[string][]corev1.Secret{name: secrets}, nil
+	}
+	secrets, err := r.readServiceAccountSecrets(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	r.credentials.put(key, secrets)
+	return map[string][]corev1.Secret{name: secrets}, nil
+}
+
+// readServiceAccountSecrets reads a ServiceAccount and the Secrets it lists;
+// none when it does not exist.
+func (r *Reconciler) readServiceAccountSecrets(ctx context.Context, key types.NamespacedName) ([]corev1.Secret, error) {
 	sa := &corev1.ServiceAccount{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: name}, sa); err != nil {
+	if err := r.APIReader.Get(ctx, key, sa); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	var secrets []corev1.Secret
 	for _, ref := range sa.Secrets {
 		secret := &corev1.Secret{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: ref.Name}, secret)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: ref.Name}, secret)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read Secret %s of ServiceAccount %s: %w", ref.Name, name, err)
+			return nil, fmt.Errorf("read Secret %s of ServiceAccount %s: %w", ref.Name, key.Name, err)
 		}
 		secrets = append(secrets, *secret)
 	}
-	return map[string][]corev1.Secret{name: secrets}, nil
+	return secrets, nil
 }
 
 // storageConfig reads the storage-config Secret when the model is given as
@@ -178,6 +205,12 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 	}
 	s.applyFailures = map[v1beta1.ComponentType]apply.Failure{}
 	for _, f := range failures {
+		if f.Stale() {
+			// Another writer came first (the HPA, the deployment
+			// controller): read again and retry, without an alarm.
+			s.staleRead = true
+			continue
+		}
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, f.Reason(), "Apply", f.Message())
 		// The first failure of each component (routes: "") is reported.
 		if _, seen := s.applyFailures[s.producedBy[f.Object.String()]]; !seen {
@@ -191,7 +224,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		Kinds:     r.watches.PresentGVKs(),
 	}, s.objects)
 	for _, d := range deleted {
-		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, "Pruned", "Prune", "deleted %s, no longer desired", d)
+		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
 	}
 	return err
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -30,8 +32,12 @@ type Reconciler struct {
 	KnativeNamespace string
 	Applier          *apply.Applier
 	Metrics          *Metrics
+	// Concurrency is the number of InferenceServices reconciled at once.
+	Concurrency int
 
-	watches *childWatches
+	watches      *childWatches
+	credentials  *credentialsMemo
+	statusWrites statusWrites
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
@@ -44,6 +50,15 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// ConflictRecheckInterval is how often an InferenceService blocked by a
+// conflicting object looks again whether the object is still there.
+const ConflictRecheckInterval = 10 * time.Second
+
+// StaleRetryInterval is when a reconcile whose write was refused for a
+// stale read (409 Conflict: another writer came first) runs again, if no
+// watch event has brought it sooner.
+const StaleRetryInterval = time.Second
+
 // Reconcile brings one InferenceService's children and status in line with
 // its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
@@ -52,6 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
+			r.statusWrites.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -61,11 +77,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	s := newScope(isvc)
 	err := r.reconcileChildren(ctx, s)
-	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
+	statusErr := r.writeStatus(ctx, s)
+	if apierrors.IsConflict(statusErr) && err == nil {
+		// The status was written over by someone else since the cache read
+		// it: retry on the next version, quietly (with the queue's backoff).
+		s.staleRead, statusErr = true, nil
+	}
+	if statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
 	if err == nil {
 		err = retryError(s.applyFailures)
+	}
+	if err == nil && s.failure != nil && s.failure.reason == v1beta1.ReasonConflict {
+		// The conflicting object carries no Serval label, so it is neither
+		// cached nor watched: look again later, to notice when it is gone.
+		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
+	}
+	if err == nil && s.staleRead {
+		// The other writer's change brings a watch event anyway; the
+		// requeue only covers its loss.
+		log.FromContext(ctx).V(1).Info("Another writer came first; retrying on the newer version")
+		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
 	}
 	// A user mistake is in the status and waits for a watch event (spec,
 	// runtime or config change): no error, no requeue. Only transient errors

@@ -35,11 +35,7 @@ func TestCreateToReady(t *testing.T) {
 	assert.Equal(t, isvc.UID, ref.UID)
 	assert.Equal(t, "iris", dep.Labels[v1beta1.InferenceServiceLabel])
 	assert.Equal(t, "predictor", dep.Spec.Template.Labels[v1beta1.ComponentLabel])
-	for _, mf := range dep.ManagedFields {
-		if mf.Manager == "serval-manager" {
-			assert.NotContains(t, string(mf.FieldsV1.Raw), `"f:replicas"`, "replicas are the HPA's, not sent")
-		}
-	}
+	assert.Equal(t, int32(1), *dep.Spec.Replicas, "replicas are the HPA's, not sent: the default")
 	assert.Equal(t, "storage-initializer", dep.Spec.Template.Spec.InitContainers[0].Name)
 	assert.Equal(t, int32(1), *hpa.Spec.MinReplicas)
 	assert.Equal(t, int32(80), *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization)
@@ -119,6 +115,11 @@ func TestRuntimeLifecycle(t *testing.T) {
 	eventually(t, "the runtime in status", func() bool { return getISVC(t, ns, "life").Status.ClusterServingRuntimeName == "life-first" })
 
 	createServingRuntime(t, ns, "life-better", "sklearn-life", withImage("example.com/better:1"), withPriority(9))
+	// A better runtime alone does not move the model; nor does a reconcile
+	// for another reason (an annotation) that sees it.
+	before := reconciled.of(ns, "life")
+	updateISVC(t, ns, "life", func(i *v1beta1.InferenceService) { i.Annotations = map[string]string{"example.com/poke": "1"} })
+	waitReconciled(t, ns, "life", before)
 	consistently(t, "the model staying on its runtime", time.Second, func() bool {
 		return image() == "example.com/first:1" && getISVC(t, ns, "life").Status.ClusterServingRuntimeName == "life-first"
 	})
@@ -177,8 +178,10 @@ func TestConfigChangeRerenders(t *testing.T) {
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
 	eventually(t, "the configured initializer", func() bool { return initImage() == "example.com/init:2" })
 
+	before := reconciled.of(ns, "cfg")
 	cm.Data = map[string]string{"storageInitializer.image": "example.com/init:3", "resources.cpuLimit": "lots"}
 	require.NoError(t, k8s.Update(context.Background(), cm))
+	waitReconciled(t, ns, "cfg", before)
 	consistently(t, "the last good config in force", time.Second, func() bool { return initImage() == "example.com/init:2" })
 	eventually(t, "the ConfigValid condition naming the key", func() bool {
 		c := cond(getISVC(t, ns, "cfg"), v1beta1.ConditionConfigValid)
@@ -208,7 +211,9 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 
 	dep, _ := getDeployment(ns, "foreign-predictor")
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"platform"},"annotations":{"cost-center":"42"}},"spec":{"replicas":4}}`))
+	reconciles := reconciled.of(ns, "foreign")
 	require.NoError(t, k8s.Patch(context.Background(), dep, patch, client.FieldOwner("someone-else")))
+	waitReconciled(t, ns, "foreign", reconciles)
 	quiesce(t, ns) // the reconcile the change triggers re-applies once
 	before := writes.total.Load()
 	consistently(t, "foreign labels and replicas kept", 2*time.Second, func() bool {
@@ -216,6 +221,7 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 		return err == nil && d.Labels["team"] == "platform" && d.Annotations["cost-center"] == "42" && *d.Spec.Replicas == 4
 	})
 	assert.Empty(t, writes.since(before, ns), "no writes while nothing changes")
+	noReconcileStorm(t, ns, "foreign", time.Second, 0)
 }
 
 // TestDisableAutoUpdatePinsThePredictor: with disable-auto-update a runtime
@@ -238,8 +244,10 @@ func TestDisableAutoUpdatePinsThePredictor(t *testing.T) {
 		return i.Status.ObservedGeneration == i.Generation && i.Status.DeploymentMode != ""
 	})
 
+	before := reconciled.of(ns, "pin")
 	rt.Spec.Containers[0].Image = "example.com/pin:2"
 	require.NoError(t, k8s.Update(context.Background(), rt))
+	waitReconciled(t, ns, "pin", before)
 	consistently(t, "the pinned predictor kept as it runs", 1500*time.Millisecond, func() bool { return image() == "example.com/pin:1" })
 
 	updateISVC(t, ns, "pin", func(i *v1beta1.InferenceService) {

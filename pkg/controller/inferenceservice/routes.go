@@ -2,6 +2,7 @@ package inferenceservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -15,6 +16,12 @@ import (
 func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	clusterLocal := v1beta1.IsClusterLocal(s.isvc)
 	plan, err := ingress.MakePlan(owner.Of(s.isvc), clusterLocal, s.comps, &s.cfg.Ingress)
+	var hostErr *ingress.HostError
+	if errors.As(err, &hostErr) {
+		// Reported on IngressReady: the InferenceService is not routed.
+		s.fail("", v1beta1.ReasonInvalidHost, hostErr.Error())
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("plan routes: %w", err)
 	}

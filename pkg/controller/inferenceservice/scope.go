@@ -45,6 +45,10 @@ type scope struct {
 	// component that rendered them ("" for routes); what exists is still
 	// observed, and status reports the failures.
 	applyFailures map[v1beta1.ComponentType]apply.Failure
+	// staleRead: a write was refused because Serval's copy of the object
+	// was older than the API server's (409 Conflict); the reconcile is
+	// retried, quietly.
+	staleRead bool
 
 	// failure is a user-facing problem that stopped the reconcile (bad spec,
 	// no runtime, adoption conflict); status reports it.

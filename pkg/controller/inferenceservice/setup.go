@@ -2,14 +2,19 @@ package inferenceservice
 
 import (
 	"context"
+	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -18,6 +23,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
 
 // SetupWithManager registers the reconciler, its field index and its watches.
@@ -26,8 +32,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	r.watches = newChildWatches(mgr)
+	r.credentials = newCredentialsMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: RateLimiter()}).
 		// Spec, annotation and label changes matter (visibility is a label);
 		// status writes, ours included, do not.
 		For(&v1beta1.InferenceService{}, builder.WithPredicates(predicate.Or(
@@ -38,14 +46,32 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
-		// Pod states (a crash-looping storage initializer) explain readiness.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod)).
+		// Pod states (a crash-looping storage initializer) explain readiness;
+		// only an event that changes what a pod tells the status counts.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(podSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
 	}
 	r.watches.ctrl = c
 	return r.watches.start(ctx)
+}
+
+// The retry delays of a failed reconcile: exponential from MinRetryDelay,
+// capped at MaxRetryDelay (controller-runtime's default cap is 1000 s: an
+// item that failed during an outage would wait minutes after it ends).
+const (
+	MinRetryDelay = 100 * time.Millisecond
+	MaxRetryDelay = 10 * time.Second
+)
+
+// RateLimiter is the controller's rate limiter: per item, the bounded
+// exponential delay above; overall, controller-runtime's default bucket.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](MinRetryDelay, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // WatchedObjects are the kinds the controller watches from its start, as
@@ -129,6 +155,23 @@ func (r *Reconciler) allInferenceServices(ctx context.Context) []reconcile.Reque
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: isvc.Namespace, Name: isvc.Name}})
 	}
 	return reqs
+}
+
+// podSignalChanged passes the pod events that change what the status says:
+// a new or deleted pod with something to tell, an update that changes it.
+var podSignalChanged = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return podSignal(e.Object) != "" },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return podSignal(e.ObjectOld) != podSignal(e.ObjectNew) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return podSignal(e.Object) != "" },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func podSignal(obj client.Object) string {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return ""
+	}
+	return workload.PodSignal(pod)
 }
 
 // forPod maps a component's pod to its InferenceService by label.

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,18 +40,39 @@ type writeCounter struct {
 	mu    sync.Mutex
 	total atomic.Int64
 	paths []string
+	// reads are the GETs of single objects (not lists or watches).
+	reads []string
 }
 
 func (w *writeCounter) RoundTrip(next http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet && !strings.Contains(req.URL.Path, "/events") {
+		switch {
+		case strings.Contains(req.URL.Path, "/events"):
+		case req.Method != http.MethodGet:
 			w.total.Add(1)
 			w.mu.Lock()
 			w.paths = append(w.paths, req.Method+" "+req.URL.Path)
 			w.mu.Unlock()
+		case req.URL.Query().Get("watch") == "":
+			w.mu.Lock()
+			w.reads = append(w.reads, req.URL.Path)
+			w.mu.Unlock()
 		}
 		return next.RoundTrip(req)
 	})
+}
+
+// readsInto returns the GETs into namespace ns so far.
+func (w *writeCounter) readsInto(ns string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, p := range w.reads {
+		if strings.Contains(p, "/namespaces/"+ns+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // since returns the writes after the n-th into namespace ns.
@@ -86,8 +110,96 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// reconciled counts the finished reconciles of each InferenceService, from
+// the lines controller-runtime logs at the end of each request ("Reconcile
+// successful" and "Reconcile done, ..." at V(5), "Reconciler error"): a
+// negative check ("nothing happens") starts only after evidence that a
+// reconcile ran, and a requeue storm shows as reconciles, not writes.
+var reconciled = reconcileCounter{n: map[string]int{}}
+
+type reconcileCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *reconcileCounter) of(ns, name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[ns+"/"+name]
+}
+
+func (c *reconcileCounter) count(values []any) {
+	v := map[string]any{}
+	for i := 0; i+1 < len(values); i += 2 {
+		if k, ok := values[i].(string); ok {
+			v[k] = values[i+1]
+		}
+	}
+	if v["controller"] != "inferenceservice" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[fmt.Sprintf("%v/%v", v["namespace"], v["name"])]++
+}
+
+// countingSink passes log lines on to the test's logger and counts the
+// inferenceservice controller's finished reconciles by object.
+type countingSink struct {
+	logr.LogSink
+	values []any
+}
+
+func (s countingSink) Enabled(level int) bool { return level == 5 || s.LogSink.Enabled(level) }
+
+func (s countingSink) Info(level int, msg string, kv ...any) {
+	if level == 5 && (msg == "Reconcile successful" || strings.HasPrefix(msg, "Reconcile done")) {
+		reconciled.count(append(slices.Clone(s.values), kv...))
+	}
+	if s.LogSink.Enabled(level) {
+		s.LogSink.Info(level, msg, kv...)
+	}
+}
+
+func (s countingSink) Error(err error, msg string, kv ...any) {
+	if msg == "Reconciler error" {
+		reconciled.count(append(slices.Clone(s.values), kv...))
+	}
+	s.LogSink.Error(err, msg, kv...)
+}
+
+func (s countingSink) WithValues(kv ...any) logr.LogSink {
+	return countingSink{s.LogSink.WithValues(kv...), append(slices.Clone(s.values), kv...)}
+}
+
+func (s countingSink) WithName(name string) logr.LogSink {
+	return countingSink{s.LogSink.WithName(name), s.values}
+}
+
+// waitReconciled waits until ns/name has finished a reconcile after the
+// count before: evidence that a change was seen.
+func waitReconciled(t *testing.T, ns, name string, before int) {
+	t.Helper()
+	eventually(t, "a reconcile of "+ns+"/"+name, func() bool { return reconciled.of(ns, name) > before })
+}
+
+// noReconcileStorm checks, after evidence that ns/name was reconciled, that
+// it is reconciled at most max more times over d.
+func noReconcileStorm(t *testing.T, ns, name string, d time.Duration, max int) {
+	t.Helper()
+	before := reconciled.of(ns, name)
+	require.Positive(t, before, "no evidence that %s/%s was ever reconciled", ns, name)
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if n := reconciled.of(ns, name) - before; n > max {
+			t.Fatalf("%s/%s reconciled %d times in %s: a requeue storm", ns, name, n, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	ctrl.SetLogger(logr.New(countingSink{LogSink: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()}))
 	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) {
 			env, k8s = e, e.Client

@@ -2,12 +2,17 @@ package inferenceservice
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -21,37 +26,125 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(st, s.orig.Status) {
 		return nil
 	}
+	key := client.ObjectKeyFromObject(s.isvc)
+	digest := statusDigest(&st)
+	stale, written := r.statusWrites.check(key, s.isvc.ResourceVersion, digest)
+	if written {
+		return nil
+	}
+	fromVersion := s.isvc.ResourceVersion
 	s.isvc.Status = st
 	patch := client.MergeFrom(s.orig)
+	if stale {
+		// A patch computed from an old copy could undo part of the last
+		// write: send it only if the object is still at that version (else
+		// the API server refuses it, and the retry reads the new one).
+		patch = client.MergeFromWithOptions(s.orig, client.MergeFromWithOptimisticLock{})
+	}
 	if data, err := patch.Data(s.isvc); err == nil {
 		log.FromContext(ctx).V(1).Info("Patching status", "patch", string(data))
 	}
 	if err := r.Client.Status().Patch(ctx, s.isvc, patch); err != nil {
 		return fmt.Errorf("patch status of %s: %w", s.isvc.Name, err)
 	}
-	r.recordTransitions(s.isvc, &s.orig.Status, &st)
+	r.statusWrites.record(key, fromVersion, digest)
+	r.recordTransitions(s.isvc, &s.orig.Status, &st, failing(s, &st))
 	return nil
 }
 
-// recordTransitions emits Events when Ready flips and when the runtime changes.
-func (r *Reconciler) recordTransitions(isvc *v1beta1.InferenceService, before, after *v1beta1.InferenceServiceStatus) {
+// statusWrites remembers, for each InferenceService, a digest of the status
+// last written and the resourceVersion it was written over. A reconcile
+// that runs before the cache has seen that write (a child's event arrives
+// first; the InferenceService's own status updates trigger nothing) reads
+// the old object; if it computes the status already written, it writes
+// nothing, instead of patching the same status again.
+type statusWrites struct{ m sync.Map }
+
+type statusWrite struct{ fromVersion, digest string }
+
+// check reports whether the cache still shows the version the last status
+// was written over (stale), and whether that status had this digest
+// (written). It forgets the entry once the cache shows a later version.
+func (w *statusWrites) check(key types.NamespacedName, cachedVersion, digest string) (stale, written bool) {
+	v, ok := w.m.Load(key)
+	if !ok {
+		return false, false
+	}
+	last := v.(statusWrite)
+	if last.fromVersion != cachedVersion {
+		w.m.Delete(key)
+		return false, false
+	}
+	return true, last.digest == digest
+}
+
+func (w *statusWrites) record(key types.NamespacedName, fromVersion, digest string) {
+	w.m.Store(key, statusWrite{fromVersion: fromVersion, digest: digest})
+}
+
+func (w *statusWrites) forget(key types.NamespacedName) { w.m.Delete(key) }
+
+// statusDigest identifies a status by content, transition times apart: a
+// reconcile from an old copy computes the same conditions with a later time.
+func statusDigest(st *v1beta1.InferenceServiceStatus) string {
+	c := st.DeepCopy()
+	for i := range c.Conditions {
+		c.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	data, _ := json.Marshal(c) // a status always encodes
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}
+
+// recordTransitions emits an Event for what is news, and only for that: the
+// InferenceService turning Ready; turning unready after it was Ready, or
+// failing (rather than merely rolling out) with a new reason or message; a
+// change of the runtime that serves it. Its first steps to Ready (the
+// runtime first chosen, not ready yet while the pods start) are in the
+// status and need no Event.
+func (r *Reconciler) recordTransitions(isvc *v1beta1.InferenceService, before, after *v1beta1.InferenceServiceStatus, failing bool) {
 	was := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
 	now := meta.FindStatusCondition(after.Conditions, v1beta1.ConditionReady)
-	if now != nil && (was == nil || was.Status != now.Status || was.Reason != now.Reason) {
-		if now.Status == metav1.ConditionTrue {
-			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "InferenceService is Ready at %s", after.URL)
-		} else {
-			r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "NotReady", "Reconcile", "%s: %s", now.Reason, now.Message)
+	switch {
+	case now == nil:
+	case now.Status == metav1.ConditionTrue:
+		if was == nil || was.Status != metav1.ConditionTrue {
+			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "InferenceService is Ready at %s", after.URL)
 		}
+	case was != nil && was.Status == metav1.ConditionTrue,
+		failing && (was == nil || was.Reason != now.Reason || was.Message != now.Message):
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
 	}
 	oldRT := before.ServingRuntimeName + before.ClusterServingRuntimeName
 	newRT := after.ServingRuntimeName + after.ClusterServingRuntimeName
-	if newRT != "" && (oldRT != newRT || before.ProtocolVersion != after.ProtocolVersion) {
+	if oldRT != "" && newRT != "" && (oldRT != newRT || before.ProtocolVersion != after.ProtocolVersion) {
 		kind := "ClusterServingRuntime"
 		if after.ServingRuntimeName != "" {
 			kind = "ServingRuntime"
 		}
-		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, "RuntimeSelected", "SelectRuntime",
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, v1beta1.EventRuntimeSelected, "SelectRuntime",
 			"%s %s serves the model with protocol %s", kind, newRT, after.ProtocolVersion)
 	}
+}
+
+// progressReasons are the reasons of a route that is on its way, not failing.
+var progressReasons = map[string]bool{
+	v1beta1.ReasonIngressNotCreated: true, v1beta1.ReasonNoLoadBalancerAddress: true,
+	v1beta1.ReasonRouteNotReady: true, v1beta1.ReasonWaitingForKnativeRoute: true,
+}
+
+// failing reports whether the InferenceService is unready because something
+// failed (a mistake in the spec, an object the API server refused, a pod
+// that crashes, a missing CRD), not because it is still rolling out.
+func failing(s *scope, st *v1beta1.InferenceServiceStatus) bool {
+	if s.isvc.DecodeError != "" || s.failure != nil || len(s.applyFailures) > 0 {
+		return true
+	}
+	for _, obs := range s.observed {
+		if obs.Problem != nil || obs.RolloutFailed {
+			return true
+		}
+	}
+	c := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionIngressReady)
+	return c != nil && c.Status != metav1.ConditionTrue && !progressReasons[c.Reason]
 }

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -49,6 +50,10 @@ type Manager struct {
 	CAValidity, CertValidity, RenewBefore time.Duration
 	// CheckInterval is how often Start re-checks (default 1h).
 	CheckInterval time.Duration
+	// BundleDelay is how long a changed CA bundle is given to reach the API
+	// server's webhook clients before the server presents a certificate of
+	// a new CA (default 5s).
+	BundleDelay time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -66,6 +71,9 @@ func (m *Manager) defaults() {
 	if m.CheckInterval == 0 {
 		m.CheckInterval = time.Hour
 	}
+	if m.BundleDelay == 0 {
+		m.BundleDelay = 5 * time.Second
+	}
 	if m.Now == nil {
 		m.Now = time.Now
 	}
@@ -79,6 +87,11 @@ func (m *Manager) Ensure(ctx context.Context) error { return m.ensure(ctx, false
 // Rotate replaces the serving certificate now, keeping the CA, so clients
 // that trust the CA keep trusting the server throughout.
 func (m *Manager) Rotate(ctx context.Context) error { return m.ensure(ctx, true) }
+
+// RotateCA replaces the CA and the serving certificate now (a CA that must
+// go, say); the old CA stays in the bundle while it is valid, and the new
+// one is trusted before the server presents a certificate it signed.
+func (m *Manager) RotateCA(ctx context.Context) error { return m.ensureCA(ctx, true) }
 
 // Start re-checks every CheckInterval until ctx ends; it is a manager Runnable.
 func (m *Manager) Start(ctx context.Context) error {
@@ -101,6 +114,14 @@ func (m *Manager) Start(ctx context.Context) error {
 func (m *Manager) NeedLeaderElection() bool { return false }
 
 func (m *Manager) ensure(ctx context.Context, forceServing bool) error {
+	return m.ensureWith(ctx, forceServing, false)
+}
+
+func (m *Manager) ensureCA(ctx context.Context, forceCA bool) error {
+	return m.ensureWith(ctx, true, forceCA)
+}
+
+func (m *Manager) ensureWith(ctx context.Context, forceServing, forceCA bool) error {
 	m.defaults()
 	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: m.Namespace, Name: m.SecretName}
@@ -109,7 +130,7 @@ func (m *Manager) ensure(ctx context.Context, forceServing bool) error {
 		return fmt.Errorf("read Secret %s: %w", key, err)
 	}
 	exists := err == nil
-	data, changed, err := m.desired(secret.Data, forceServing)
+	data, changed, err := m.desired(secret.Data, forceServing, forceCA)
 	if err != nil {
 		return err
 	}
@@ -123,25 +144,46 @@ func (m *Manager) ensure(ctx context.Context, forceServing bool) error {
 		}
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 			// Another replica wrote it first: use theirs.
-			return m.ensure(ctx, false)
+			return m.ensureWith(ctx, false, false)
 		}
 		if err != nil {
 			return fmt.Errorf("store the webhook certificate in Secret %s: %w", key, err)
 		}
 		log.FromContext(ctx).Info("Stored a webhook serving certificate", "secret", key.String())
 	}
-	if err := m.writeFiles(data); err != nil {
+	// The safe order for a CA rollover: the API server must trust the new
+	// CA (the bundle holds the new and the old ones) before the server
+	// presents a certificate it signed. So the bundle first, then, once the
+	// API server has had time to see it, the files. The wait is on any
+	// replacement of a served certificate, not only when this replica
+	// injected: another replica may have injected the bundle a moment ago.
+	if _, err := m.inject(ctx, data[caCertKey]); err != nil {
 		return err
 	}
-	return m.inject(ctx, data[caCertKey])
+	if m.replacesServedCert(data) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(m.BundleDelay):
+		}
+	}
+	return m.writeFiles(data)
+}
+
+// replacesServedCert reports whether a serving certificate is in the cert
+// dir already (the server presents it) and data holds another: the CA that
+// signed the new one must then be trusted first.
+func (m *Manager) replacesServedCert(data map[string][]byte) bool {
+	cur, err := os.ReadFile(filepath.Join(m.CertDir, tlsCertKey))
+	return err == nil && !bytes.Equal(cur, data[tlsCertKey])
 }
 
 // desired returns the Secret data to use and whether it differs from current.
-func (m *Manager) desired(current map[string][]byte, forceServing bool) (map[string][]byte, bool, error) {
+func (m *Manager) desired(current map[string][]byte, forceServing, forceCA bool) (map[string][]byte, bool, error) {
 	now := m.Now()
 	ca, err := parseKeyPair(current[caCertKey], current[caKeyKey])
 	bundle := current[caCertKey]
-	if err != nil || now.Add(m.RenewBefore).After(ca.cert.NotAfter) {
+	if err != nil || forceCA || now.Add(m.RenewBefore).After(ca.cert.NotAfter) {
 		old := bundle
 		if ca, err = newCA(now, m.CAValidity); err != nil {
 			return nil, false, err
@@ -228,27 +270,37 @@ func (m *Manager) targets() []webhookConfig {
 }
 
 // inject sets the CA bundle on every webhook of the named configurations
-// that exist; an absent configuration is skipped (the next check retries).
-func (m *Manager) inject(ctx context.Context, bundle []byte) error {
+// that exist, and reports whether it changed any; an absent configuration
+// is skipped (the next check retries). A conflict (someone else updated the
+// configuration meanwhile) is retried on the fresh object.
+func (m *Manager) inject(ctx context.Context, bundle []byte) (bool, error) {
+	injected := false
 	for _, t := range m.targets() {
-		if err := m.Client.Get(ctx, client.ObjectKeyFromObject(t.obj), t.obj); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
+		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			if err := m.Client.Get(ctx, client.ObjectKeyFromObject(t.obj), t.obj); err != nil {
+				return err
 			}
-			return err
-		}
-		changed := false
-		for _, cc := range t.clientConfigs() {
-			if !bytes.Equal(cc.CABundle, bundle) {
-				cc.CABundle, changed = bundle, true
+			changed := false
+			for _, cc := range t.clientConfigs() {
+				if !bytes.Equal(cc.CABundle, bundle) {
+					cc.CABundle, changed = bundle, true
+				}
 			}
-		}
-		if !changed {
+			if !changed {
+				return nil
+			}
+			if err := m.Client.Update(ctx, t.obj); err != nil {
+				return err
+			}
+			injected = true
+			return nil
+		})
+		if apierrors.IsNotFound(err) {
 			continue
 		}
-		if err := m.Client.Update(ctx, t.obj); err != nil {
-			return fmt.Errorf("inject the CA into %s: %w", t.obj.GetName(), err)
+		if err != nil {
+			return injected, fmt.Errorf("inject the CA into %s: %w", t.obj.GetName(), err)
 		}
 	}
-	return nil
+	return injected, nil
 }

@@ -253,4 +253,35 @@ const (
 	ReasonComponentsNotReady     = "ComponentsNotReady"
 	ReasonAllComponentsReady     = "AllComponentsReady"
 	ReasonIngressNotConfigured   = "IngressNotConfigured"
+	// ReasonInvalidHost: the ingress domain template renders a host that is
+	// not a valid host name for this InferenceService.
+	ReasonInvalidHost = "InvalidHost"
+	// ReasonApplyRejected, ReasonApplyForbidden, ReasonApplyFailed: a child
+	// could not be written (see pkg/apply): refused as rendered, forbidden
+	// by RBAC or an admission policy, or another error (retried).
+	ReasonApplyRejected  = "ApplyRejected"
+	ReasonApplyForbidden = "ApplyForbidden"
+	ReasonApplyFailed    = "ApplyFailed"
+)
+
+// IngressReady reasons, one per router state.
+const (
+	ReasonClusterLocal             = "ClusterLocal"
+	ReasonIngressCreated           = "IngressCreated"
+	ReasonIngressNotCreated        = "IngressNotCreated"
+	ReasonNoLoadBalancerAddress    = "NoLoadBalancerAddress"
+	ReasonRoutesReady              = "RoutesReady"
+	ReasonRouteNotReady            = "RouteNotReady"
+	ReasonVirtualServiceCreated    = "VirtualServiceCreated"
+	ReasonVirtualServiceNotCreated = "VirtualServiceNotCreated"
+	ReasonKnativeRoutes            = "KnativeRoutes"
+	ReasonWaitingForKnativeRoute   = "WaitingForKnativeRoute"
+)
+
+// Event reasons besides the condition reasons.
+const (
+	EventReady           = "Ready"
+	EventNotReady        = "NotReady"
+	EventRuntimeSelected = "RuntimeSelected"
+	EventPruned          = "Pruned"
 )

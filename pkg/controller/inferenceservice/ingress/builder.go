@@ -5,6 +5,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
@@ -53,9 +55,6 @@ func (None) Objects(*Plan) ([]apply.Object, error) { return nil, nil }
 
 // Ready implements Router.
 func (None) Ready(context.Context, client.Reader, *Plan, workload.State) (Readiness, error) {
-	return Readiness{Ready: true, Reason: ReasonClusterLocal,
+	return Readiness{Ready: true, Reason: v1beta1.ReasonClusterLocal,
 		Message: "no external route: the InferenceService is cluster-local or ingress creation is disabled"}, nil
 }
-
-// ReasonClusterLocal is IngressReady's reason when no route is needed.
-const ReasonClusterLocal = "ClusterLocal"

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
@@ -83,9 +84,9 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 			p.Explainer = &p.Components[i]
 		}
 	}
-	host, err := cfg.Host(o.Name, o.Namespace)
+	host, err := renderHost(cfg, o.Name, o.Namespace)
 	if err != nil {
-		return nil, fmt.Errorf("render ingress.domainTemplate: %w", err)
+		return nil, err
 	}
 	path, err := cfg.Path(o.Name, o.Namespace)
 	if err != nil {
@@ -106,9 +107,9 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 }
 
 func componentRoute(c *components.Component, external bool, cfg *config.Ingress) (Route, error) {
-	host, err := cfg.Host(c.Name, c.Namespace())
+	host, err := renderHost(cfg, c.Name, c.Namespace())
 	if err != nil {
-		return Route{}, fmt.Errorf("render ingress.domainTemplate for %s: %w", c.Name, err)
+		return Route{}, err
 	}
 	clusterHost := ClusterHost(c.Name, c.Namespace())
 	r := Route{Component: c.Type, Host: host, Service: c.Name, TimeoutSeconds: c.Extension.TimeoutSeconds,
@@ -117,6 +118,30 @@ func componentRoute(c *components.Component, external bool, cfg *config.Ingress)
 		r.URL = r.ClusterURL
 	}
 	return r, nil
+}
+
+// HostError is a host the domain template renders for this InferenceService
+// that is not a valid host name (a long name in a long namespace, say).
+type HostError struct {
+	Host     string
+	Problems []string
+}
+
+func (e *HostError) Error() string {
+	return fmt.Sprintf("ingress.domainTemplate renders the host %q, which is not a valid host name: %s; shorten the name or the namespace, or change the template",
+		e.Host, strings.Join(e.Problems, "; "))
+}
+
+// renderHost renders the domain template for name and checks the host.
+func renderHost(cfg *config.Ingress, name, namespace string) (string, error) {
+	host, err := cfg.Host(name, namespace)
+	if err != nil {
+		return "", fmt.Errorf("render ingress.domainTemplate for %s: %w", name, err)
+	}
+	if problems := config.HostProblems(host); len(problems) > 0 {
+		return "", &HostError{Host: host, Problems: problems}
+	}
+	return host, nil
 }
 
 // ClusterHost is the cluster-local host name of a Service.

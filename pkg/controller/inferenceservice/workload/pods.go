@@ -115,3 +115,18 @@ func PodsLoading(pods []corev1.Pod) bool {
 	}
 	return false
 }
+
+// PodSignal is what a pod tells the status: its problem, if any, and whether
+// it is loading the model. A pod event that leaves it unchanged (scheduling,
+// an IP, a readiness flip the Deployment reports anyway) need not trigger a
+// reconcile.
+func PodSignal(pod *corev1.Pod) string {
+	signal := ""
+	if p := FirstPodProblem([]corev1.Pod{*pod}); p != nil {
+		signal = p.String()
+	}
+	if PodsLoading([]corev1.Pod{*pod}) {
+		signal += "|loading"
+	}
+	return signal
+}

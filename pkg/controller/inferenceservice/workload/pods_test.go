@@ -46,3 +46,26 @@ func TestFirstPodProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestPodSignal: the pod events that change what the status says are those
+// that trigger a reconcile; scheduling and readiness flips do not.
+func TestPodSignal(t *testing.T) {
+	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	scheduled := *pending.DeepCopy()
+	scheduled.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	unschedulable := *pending.DeepCopy()
+	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes"}}
+	running := *scheduled.DeepCopy()
+	running.Status.Phase = corev1.PodRunning
+	ready := *running.DeepCopy()
+	ready.Status.Conditions = append(ready.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	crashing := *running.DeepCopy()
+	crashing.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+
+	assert.Empty(t, PodSignal(&pending), "a new pod tells nothing")
+	assert.Equal(t, PodSignal(&pending), PodSignal(&scheduled), "scheduling changes nothing")
+	assert.NotEqual(t, PodSignal(&scheduled), PodSignal(&unschedulable), "unschedulable is news")
+	assert.NotEqual(t, PodSignal(&scheduled), PodSignal(&running), "loading is news")
+	assert.Equal(t, PodSignal(&running), PodSignal(&ready), "readiness comes from the Deployment")
+	assert.NotEqual(t, PodSignal(&running), PodSignal(&crashing), "a crash loop is news")
+}

@@ -128,9 +128,9 @@ func (rt Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ 
 		}
 	}
 	if len(waiting) > 0 {
-		return ingress.Readiness{Reason: "RouteNotReady", Message: strings.Join(waiting, "; ")}, nil
+		return ingress.Readiness{Reason: v1beta1.ReasonRouteNotReady, Message: strings.Join(waiting, "; ")}, nil
 	}
-	return ingress.Readiness{Ready: true, Reason: "RoutesReady"}, nil
+	return ingress.Readiness{Ready: true, Reason: v1beta1.ReasonRoutesReady}, nil
 }
 
 // NotReady says why a route does not route yet, or "".

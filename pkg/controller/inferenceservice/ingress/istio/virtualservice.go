@@ -28,6 +28,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
@@ -190,7 +191,7 @@ func (Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ wor
 	vs := VirtualServiceKind.New()
 	err := c.Get(ctx, types.NamespacedName{Namespace: p.Owner.Namespace, Name: p.Owner.Name}, vs)
 	if apierrors.IsNotFound(err) {
-		return ingress.Readiness{Reason: "VirtualServiceNotCreated", Message: "the VirtualService is not created yet"}, nil
+		return ingress.Readiness{Reason: v1beta1.ReasonVirtualServiceNotCreated, Message: "the VirtualService is not created yet"}, nil
 	}
 	if err != nil {
 		return ingress.Readiness{}, err
@@ -205,7 +206,7 @@ func Readiness(p *ingress.Plan) ingress.Readiness {
 	if p.External {
 		url = p.Top.URL
 	}
-	return ingress.Readiness{Ready: true, Reason: "VirtualServiceCreated", URL: url, ClusterURL: local}
+	return ingress.Readiness{Ready: true, Reason: v1beta1.ReasonVirtualServiceCreated, URL: url, ClusterURL: local}
 }
 
 // ownerReference converts the owner reference into Istio's own apply

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
@@ -37,7 +38,7 @@ func (Router) Ready(_ context.Context, _ client.Reader, _ *ingress.Plan, top wor
 // Readiness reads the top component's Knative route.
 func Readiness(top workload.State) ingress.Readiness {
 	if top.URL == "" {
-		return ingress.Readiness{Reason: "WaitingForKnativeRoute", Message: "the Knative Service has no URL yet"}
+		return ingress.Readiness{Reason: v1beta1.ReasonWaitingForKnativeRoute, Message: "the Knative Service has no URL yet"}
 	}
-	return ingress.Readiness{Ready: true, Reason: "KnativeRoutes", URL: top.URL}
+	return ingress.Readiness{Ready: true, Reason: v1beta1.ReasonKnativeRoutes, URL: top.URL}
 }

@@ -9,6 +9,7 @@ import (
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
@@ -75,7 +76,7 @@ func (Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ wor
 	ing := &networkingv1.Ingress{}
 	if err := c.Get(ctx, key(p), ing); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ingress.Readiness{Reason: "IngressNotCreated", Message: "the Ingress is not created yet"}, nil
+			return ingress.Readiness{Reason: v1beta1.ReasonIngressNotCreated, Message: "the Ingress is not created yet"}, nil
 		}
 		return ingress.Readiness{}, err
 	}
@@ -85,7 +86,7 @@ func (Router) Ready(ctx context.Context, c client.Reader, p *ingress.Plan, _ wor
 // Readiness reads a live Ingress.
 func Readiness(ing *networkingv1.Ingress, requireAddress bool) ingress.Readiness {
 	if requireAddress && len(ing.Status.LoadBalancer.Ingress) == 0 {
-		return ingress.Readiness{Reason: "NoLoadBalancerAddress", Message: "the Ingress has no load-balancer address yet"}
+		return ingress.Readiness{Reason: v1beta1.ReasonNoLoadBalancerAddress, Message: "the Ingress has no load-balancer address yet"}
 	}
-	return ingress.Readiness{Ready: true, Reason: "IngressCreated"}
+	return ingress.Readiness{Ready: true, Reason: v1beta1.ReasonIngressCreated}
 }

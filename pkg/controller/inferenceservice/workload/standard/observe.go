@@ -51,20 +51,32 @@ func StateOf(dep *appsv1.Deployment, pods []corev1.Pod) workload.State {
 	return st
 }
 
-// available reports whether the Deployment serves: its Available condition.
+// NoReplicaYet is the message of a Deployment that has no available
+// replica yet. It is the same whether the Deployment was just created or its
+// controller has not counted a replica yet, so the status is written once
+// while a component starts, not at each step of the Deployment's.
+const NoReplicaYet = "waiting for a replica of the Deployment to become available"
+
+// available reports whether the Deployment serves: at least one replica is
+// available. A scale-up or a rollout whose new pods are not ready yet makes
+// the Deployment's own Available condition False (it counts minimum
+// availability), but the old pods still serve: that is not an outage.
 func available(dep *appsv1.Deployment) (bool, string) {
 	if dep == nil {
-		return false, "the Deployment does not exist yet"
+		return false, NoReplicaYet
+	}
+	if dep.Status.AvailableReplicas > 0 {
+		return true, ""
 	}
 	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentAvailable {
-			if c.Status == corev1.ConditionTrue {
-				return true, ""
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			if dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0 {
+				return false, "the Deployment is scaled to zero"
 			}
-			return false, c.Message
+			return true, ""
 		}
 	}
-	return false, "the Deployment has no Available condition yet"
+	return false, NoReplicaYet
 }
 
 // rolledOut reports whether the Deployment's latest spec is fully rolled out:

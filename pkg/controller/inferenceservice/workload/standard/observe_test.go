@@ -31,10 +31,12 @@ func TestStateOf(t *testing.T) {
 		available, rolledOut, rolloutFailed bool
 		notAvailableMessage, rolloutMessage string
 	}{
-		{"no Deployment yet", nil, nil, false, false, false, "the Deployment does not exist yet", "the latest spec is rolling out"},
-		{"no condition yet", dep(1, 1, 1, 0, 0), nil, false, false, false, "the Deployment has no Available condition yet", "the latest spec is rolling out"},
+		{"no Deployment yet", nil, nil, false, false, false, NoReplicaYet, "the latest spec is rolling out"},
+		{"no condition yet", dep(1, 1, 1, 0, 0), nil, false, false, false, NoReplicaYet, "the latest spec is rolling out"},
 		{"available and rolled out", dep(2, 2, 2, 2, 2, availableCond), nil, true, true, false, "", ""},
-		{"unavailable", dep(1, 1, 1, 1, 0, unavailable), nil, false, false, false, "Deployment does not have minimum availability.", "the latest spec is rolling out"},
+		{"unavailable", dep(1, 1, 1, 1, 0, unavailable), nil, false, false, false, NoReplicaYet, "the latest spec is rolling out"},
+		{"a scale-up is not an outage: one old replica serves", dep(2, 2, 3, 3, 1, unavailable), nil, true, false, false, "", "the latest spec is rolling out"},
+		{"scaled to zero", dep(1, 1, 0, 0, 0, availableCond), nil, false, true, false, "the Deployment is scaled to zero", ""},
 		{"old pods serve a new spec not observed yet", dep(3, 2, 1, 1, 1, availableCond), nil, true, false, false, "", "the latest spec is rolling out"},
 		{"old pods serve while a new one crashes", dep(2, 2, 1, 0, 1, availableCond), []corev1.Pod{crashing}, true, false, true, "", "pod p: container kserve-container: CrashLoopBackOff"},
 		{"deadline exceeded", dep(2, 2, 1, 0, 1, availableCond, deadline), nil, true, false, true, "", "the rollout exceeded its progress deadline"},

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Options configure a run.
+type Options struct {
+	// N is the number of InferenceServices.
+	N int
+	// Workers create them in parallel (16 by default).
+	Workers int
+	// IdleWindow is how long the manager is watched once all are Ready, for
+	// requests it should not send (a minute by default).
+	IdleWindow time.Duration
+	// ManagerArgs are extra flags for the manager (--max-concurrent-reconciles=8).
+	ManagerArgs []string
+	// SkipFloor leaves out the floor run.
+	SkipFloor bool
+	// Dir keeps each run's cluster directory (logs, the manager's included)
+	// under Dir/serval and Dir/floor; temporary when empty.
+	Dir string
+	// Progress receives one line per step.
+	Progress io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.Workers == 0 {
+		o.Workers = 16
+	}
+	if o.IdleWindow == 0 {
+		o.IdleWindow = time.Minute
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// Result is what a run measured; `serval bench --json` writes it.
+type Result struct {
+	N       int     `json:"n"`
+	Workers int     `json:"workers"`
+	Machine Machine `json:"machine"`
+	// Ratio is Serval's time to Ready over the floor's, per percentile.
+	Ratio  *Percentiles  `json:"ratioToFloor,omitempty"`
+	Floor  *FloorResult  `json:"floor,omitempty"`
+	Serval *ServalResult `json:"serval"`
+}
+
+// ServalResult is the run with Serval.
+type ServalResult struct {
+	// Ready is when the InferenceServices were Ready, from the first create.
+	Ready Percentiles `json:"ready"`
+	// PeakRSSMiB and CPUSeconds are the manager process's, over the run and
+	// the idle window (CPU) and its whole life (RSS).
+	PeakRSSMiB float64 `json:"managerPeakRSSMiB"`
+	CPUSeconds float64 `json:"managerCPUSeconds"`
+	// APIServerCPUSeconds is kube-apiserver's CPU from the first create to
+	// the last Ready.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// RequestsPerISVC are the manager's API requests from the first create
+	// to the last Ready, by verb, per InferenceService; Events apart.
+	RequestsPerISVC map[string]float64 `json:"requestsPerISVC"`
+	// TotalRequestsPerISVC and WritesPerISVC sum them (writes: create,
+	// update, patch, delete).
+	TotalRequestsPerISVC float64 `json:"totalRequestsPerISVC"`
+	WritesPerISVC        float64 `json:"writesPerISVC"`
+	// ByVerbAndResource are the requests per InferenceService by "verb
+	// resource", Events included.
+	ByVerbAndResource map[string]float64 `json:"requestsPerISVCByVerbAndResource"`
+	// EventsPerISVC are the Events the manager wrote, per InferenceService.
+	EventsPerISVC float64 `json:"eventsPerISVC"`
+	// Reconciles, with their time, over the same span.
+	Reconciles       float64 `json:"reconciles"`
+	ReconcileP50Ms   float64 `json:"reconcileP50Ms"`
+	ReconcileP99Ms   float64 `json:"reconcileP99Ms"`
+	IdleWindowSecond float64 `json:"idleWindowSeconds"`
+	// IdleRequests and IdleWrites are the manager's requests in the idle
+	// window after the last Ready (Events included).
+	IdleRequests float64 `json:"idleRequests"`
+	IdleWrites   float64 `json:"idleWrites"`
+	// IdleByVerbAndResource are the idle window's requests by "verb
+	// resource", for when they are not zero.
+	IdleByVerbAndResource map[string]float64 `json:"idleRequestsByVerbAndResource"`
+	// ManagerArgs are the flags the manager ran with.
+	ManagerArgs []string `json:"managerArgs"`
+}
+
+// FloorResult is the run without an operator: the same objects created
+// directly.
+type FloorResult struct {
+	// Ready is when each InferenceService's Deployments were available,
+	// from the first create.
+	Ready Percentiles `json:"ready"`
+	// ObjectsPerISVC is what was created per InferenceService: itself and
+	// the children Serval made for it.
+	ObjectsPerISVC      float64 `json:"objectsPerISVC"`
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+}
+
+// Run measures Serval with o.N InferenceServices, then the floor.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o.defaults()
+	if o.N < 1 {
+		return nil, fmt.Errorf("N must be at least 1")
+	}
+	res := &Result{N: o.N, Workers: o.Workers, Machine: describeMachine()}
+	serval, children, err := runServal(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("the run with Serval: %w", err)
+	}
+	res.Serval = serval
+	if o.SkipFloor {
+		return res, nil
+	}
+	floor, err := runFloor(ctx, o, children)
+	if err != nil {
+		return nil, fmt.Errorf("the floor: %w", err)
+	}
+	res.Floor = floor
+	res.Ratio = &Percentiles{
+		P50:  serval.Ready.P50 / floor.Ready.P50,
+		P90:  serval.Ready.P90 / floor.Ready.P90,
+		P100: serval.Ready.P100 / floor.Ready.P100,
+	}
+	return res, nil
+}
+
+// readyTimeout bounds a run's wait for Ready: generous, since a slow machine
+// is not a failure, but finite.
+func readyTimeout(n int) time.Duration { return 3*time.Minute + time.Duration(n)*300*time.Millisecond }

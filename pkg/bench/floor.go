@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/operator"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+// runFloor creates, on a fresh cluster with no operator, the same
+// InferenceServices and the children Serval made for them, with the same
+// workers, and measures when their Deployments are available: what
+// Kubernetes itself needs for the same result.
+func runFloor(ctx context.Context, o Options, children map[string][]*unstructured.Unstructured) (*FloorResult, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(o.Progress, "bench: starting a cluster for the floor")
+	sb, err := startCluster(ctx, o.N, o.Dir, "floor", o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sb.Stop() }()
+	c := sb.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(sb.Env.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitQuiet(ctx, cs, o.Progress); err != nil {
+		return nil, err
+	}
+	sample, err := readObject(filepath.Join(root, sampleFile))
+	if err != nil {
+		return nil, err
+	}
+	deployments := 0
+	objects := 0
+	for _, objs := range children {
+		objects += 1 + len(objs)
+		for _, obj := range objs {
+			if obj.GetKind() == "Deployment" {
+				deployments++
+			}
+		}
+	}
+	watcher, err := client.NewWithWatch(sb.Env.Config, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	// An InferenceService is "ready" in the floor when its Deployment is
+	// available (the sample has one per InferenceService).
+	tracker := newReadyTracker(deployments, func(obj client.Object) string { return obj.GetName() }, func(obj client.Object) bool {
+		dep, ok := obj.(*appsv1.Deployment)
+		return ok && dep.Labels[v1beta1.InferenceServiceLabel] != "" && dep.Status.AvailableReplicas > 0
+	})
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go func() { _ = tracker.run(watchCtx, watcher, &appsv1.DeploymentList{}, Namespace) }()
+	apiPID, err := sb.APIServerPID()
+	if err != nil {
+		return nil, err
+	}
+	apiBefore, err := cpuSeconds(apiPID)
+	if err != nil {
+		return nil, err
+	}
+
+	fmt.Fprintf(o.Progress, "bench: creating %d objects for %d InferenceServices with %d workers\n", objects, o.N, o.Workers)
+	tracker.begin()
+	err = parallel(ctx, o.N, o.Workers, func(ctx context.Context, i int) error {
+		isvc := isvcFrom(sample, i)
+		if err := c.Create(ctx, isvc); err != nil {
+			return err
+		}
+		for _, child := range children[isvc.GetName()] {
+			obj := child.DeepCopy()
+			refs := obj.GetOwnerReferences()
+			for j := range refs {
+				refs[j].UID = isvc.GetUID()
+			}
+			obj.SetOwnerReferences(refs)
+			if err := c.Create(ctx, obj); err != nil {
+				return fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := tracker.wait(ctx, readyTimeout(o.N)); err != nil {
+		return nil, fmt.Errorf("waiting for the Deployments: %w", err)
+	}
+	apiAfter, err := cpuSeconds(apiPID)
+	if err != nil {
+		return nil, err
+	}
+	return &FloorResult{Ready: tracker.percentiles(), ObjectsPerISVC: float64(objects) / float64(o.N),
+		APIServerCPUSeconds: apiAfter - apiBefore}, nil
+}

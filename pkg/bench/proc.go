@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicks is the kernel's USER_HZ, the unit of CPU times in /proc: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuSeconds is the user and system CPU time pid has used.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(data)
+	closing := strings.LastIndexByte(s, ')')
+	if closing < 0 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	// After "pid (comm) ": state is field 3; utime and stime are 14 and 15.
+	fields := strings.Fields(s[closing+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	return (utime + stime) / clockTicks, nil
+}
+
+// peakRSSMiB is the highest resident set size pid has had (VmHWM).
+func peakRSSMiB(pid int) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kib, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, err
+			}
+			return kib / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}

@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Print writes the result as a table, the ratios to the floor first.
+func Print(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "serval bench: N=%d InferenceServices (%s, Standard mode with an Ingress), %d workers, webhooks off\n",
+		r.N, sampleFile, r.Workers)
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %d GiB, Linux %s, %s\n\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.Go)
+	s := r.Serval
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if r.Floor != nil {
+		fmt.Fprintln(tw, "\t× floor\tfloor\tServal")
+		for _, row := range []struct {
+			name        string
+			floor, mine float64
+		}{
+			{"all Ready", r.Floor.Ready.P100, s.Ready.P100},
+			{"90% Ready", r.Floor.Ready.P90, s.Ready.P90},
+			{"50% Ready", r.Floor.Ready.P50, s.Ready.P50},
+		} {
+			fmt.Fprintf(tw, "%s\t%.2f\t%.1f s\t%.1f s\n", row.name, row.mine/row.floor, row.floor, row.mine)
+		}
+		fmt.Fprintf(tw, "kube-apiserver CPU\t%.2f\t%.1f s\t%.1f s\n", s.APIServerCPUSeconds/r.Floor.APIServerCPUSeconds,
+			r.Floor.APIServerCPUSeconds, s.APIServerCPUSeconds)
+		fmt.Fprintf(tw, "writes / ISVC, besides its create\t\t%.1f\t%.2f\n", r.Floor.ObjectsPerISVC-1, s.WritesPerISVC)
+	} else {
+		fmt.Fprintf(tw, "all / 90%% / 50%% Ready\t%.1f / %.1f / %.1f s\n", s.Ready.P100, s.Ready.P90, s.Ready.P50)
+		fmt.Fprintf(tw, "kube-apiserver CPU\t%.1f s\n", s.APIServerCPUSeconds)
+		fmt.Fprintf(tw, "writes / ISVC\t%.2f\n", s.WritesPerISVC)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Serval\t\n")
+	fmt.Fprintf(tw, "  requests / ISVC, Events apart\t%.2f (%s)\n", s.TotalRequestsPerISVC, joined(s.RequestsPerISVC))
+	fmt.Fprintf(tw, "  Events / ISVC\t%.2f\n", s.EventsPerISVC)
+	fmt.Fprintf(tw, "  manager peak RSS\t%.0f MiB\n", s.PeakRSSMiB)
+	fmt.Fprintf(tw, "  manager CPU\t%.1f s\n", s.CPUSeconds)
+	fmt.Fprintf(tw, "  reconciles\t%.0f (%.2f / ISVC), p50 %.1f ms, p99 %.1f ms\n", s.Reconciles, s.Reconciles/float64(r.N), s.ReconcileP50Ms, s.ReconcileP99Ms)
+	fmt.Fprintf(tw, "  requests in the idle %.0f s\t%.0f (%.0f writes)\n", s.IdleWindowSecond, s.IdleRequests, s.IdleWrites)
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nrequests / ISVC by verb and resource: %s\n", joined(s.ByVerbAndResource))
+	if len(s.IdleByVerbAndResource) > 0 {
+		fmt.Fprintf(w, "idle requests by verb and resource: %s\n", joined(s.IdleByVerbAndResource))
+	}
+	fmt.Fprintf(w, "manager flags: %s\n", strings.Join(s.ManagerArgs, " "))
+}
+
+func joined(m map[string]float64) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

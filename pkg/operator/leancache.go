@@ -1,0 +1,79 @@
+package operator
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/serval-dev/serval/pkg/apply"
+)
+
+// leanObject is the cache's transform for every object: it drops what
+// Serval never reads before the object is stored. managedFields are most of
+// the size of a small object; Serval reads two things there (see ownEntries).
+func leanObject(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return leanPod(o), nil
+	case *appsv1.Deployment:
+		o.ManagedFields = ownEntries(o.ManagedFields, true)
+		return o, nil
+	case metav1.Object:
+		o.SetManagedFields(ownEntries(o.GetManagedFields(), false))
+		return o, nil
+	}
+	return obj, nil
+}
+
+// ownEntries keeps what Serval reads of managedFields: whether its field
+// manager still has an Update entry (a child it created, whose fields move
+// to its Apply entry before the first apply; the entry's fields are not
+// needed, only that it is there), and, with withApply, its Apply entry
+// whole (on Deployments: whether it still owns the replicas, for the
+// autoscaler handover).
+func ownEntries(entries []metav1.ManagedFieldsEntry, withApply bool) []metav1.ManagedFieldsEntry {
+	var out []metav1.ManagedFieldsEntry
+	for _, e := range entries {
+		if e.Manager != apply.FieldOwner || e.Subresource != "" {
+			continue
+		}
+		switch {
+		case e.Operation == metav1.ManagedFieldsOperationUpdate:
+			e.FieldsV1 = nil
+			out = append(out, e)
+		case e.Operation == metav1.ManagedFieldsOperationApply && withApply:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// leanPod keeps what the status reads from a component's pods: which
+// InferenceService they belong to, their age, and the status fields that
+// explain why they do not serve (scheduling, container states). The spec,
+// most of a pod, is dropped.
+func leanPod(p *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			Labels: p.Labels, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+		},
+		Status: corev1.PodStatus{
+			Phase:                 p.Status.Phase,
+			Conditions:            p.Status.Conditions,
+			InitContainerStatuses: p.Status.InitContainerStatuses,
+			ContainerStatuses:     p.Status.ContainerStatuses,
+		},
+	}
+}
+
+// leanTransform is leanObject as the cache takes it; tombstones of deleted
+// objects pass through.
+var leanTransform toolscache.TransformFunc = func(obj any) (any, error) {
+	if _, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return obj, nil
+	}
+	return leanObject(obj)
+}

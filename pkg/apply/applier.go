@@ -72,111 +72,125 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s exists and is not controlled by this InferenceService (controller: %s); delete or rename it", e.Object, e.Owner)
 }
 
-// Apply applies each object unless its desired state is already live. owner
-// is the controlling InferenceService's UID. It applies every object it can
-// and returns the ones it could not: a *ConflictError for an object someone
-// else controls, else the API server's error.
-func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) []Failure {
-	var failures []Failure
-	for _, obj := range objects {
-		if err := a.applyOne(ctx, owner, obj); err != nil {
-			failures = append(failures, Failure{Object: obj, Err: err})
-		}
-	}
-	return failures
+// Result is what one Apply did.
+type Result struct {
+	// Created are the objects Apply created, as the API server stored them.
+	// The cache has not seen them yet: a read of the cache right after
+	// Apply would find them missing (see FreshReader).
+	Created []client.Object
+	// Failures are the objects Apply could not apply.
+	Failures []Failure
 }
 
-func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) error {
+// Apply applies each object unless its desired state is already live. owner
+// is the controlling InferenceService's UID. It applies every object it can
+// and reports the ones it could not: a *ConflictError for an object someone
+// else controls, else the API server's error.
+func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) Result {
+	var res Result
+	for _, obj := range objects {
+		created, err := a.applyOne(ctx, owner, obj)
+		if err != nil {
+			res.Failures = append(res.Failures, Failure{Object: obj, Err: err})
+		}
+		if created != nil {
+			res.Created = append(res.Created, created)
+		}
+	}
+	return res
+}
+
+func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (client.Object, error) {
 	live, err := newLive(a.client.Scheme(), obj.GVK)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = a.client.Get(ctx, obj.Key, live)
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return fmt.Errorf("get %s: %w", obj, err)
+		return nil, fmt.Errorf("get %s: %w", obj, err)
 	}
 	hash, keys, err := obj.hash()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ck := cacheKey{kind: obj.GVK.Kind, key: obj.Key}
 	if live == nil {
-		created, err := a.createAbsent(ctx, obj, ck, hash, keys)
-		if created || err != nil {
-			return err
+		created, taken, err := a.createAbsent(ctx, obj, ck, hash, keys)
+		if !taken || err != nil {
+			return created, err
 		}
 		// The name is taken: by a foreign object, or by one of Serval's that
 		// the cache has not seen yet.
 		if live, err = newLive(a.client.Scheme(), obj.GVK); err != nil {
-			return err
+			return nil, err
 		}
 		if err := a.uncached.Get(ctx, obj.Key, live); err != nil {
-			return fmt.Errorf("get %s: %w", obj, err)
+			return nil, fmt.Errorf("get %s: %w", obj, err)
 		}
 	}
 	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner {
-		return &ConflictError{Object: obj, Owner: controllerName(ref)}
+		return nil, &ConflictError{Object: obj, Owner: controllerName(ref)}
 	}
 	if obj.Frozen {
 		a.counts.Skip(obj.GVK.Kind)
-		return nil
+		return nil, nil
 	}
 	version := versionOf(live, keys)
 	last, known := a.cache.Load(ck)
 	if known && last.(applied).hash == hash && last.(applied).version == version {
 		// Unchanged since the last apply; or refused, and it would be again.
 		a.counts.Skip(obj.GVK.Kind)
-		return last.(applied).rejected
+		return nil, last.(applied).rejected
 	}
 	if !known && liveHash(live) == hash {
 		// Applied before this process started (a restart, a new leader):
 		// the live object carries the hash of this very desired state.
 		a.cache.Store(ck, applied{hash: hash, version: version})
 		a.counts.Skip(obj.GVK.Kind)
-		return nil
+		return nil, nil
 	}
 	if ownsThroughUpdate(live) {
 		if live, err = a.upgradeOwnership(ctx, obj); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if obj.OmitsReplicas {
 		if err := a.handOverReplicas(ctx, live, obj); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := withHash(obj.Spec, hash); err != nil {
-		return err
+		return nil, err
 	}
-	return a.write(ctx, obj, ck, hash, version, keys)
+	return nil, a.write(ctx, obj, ck, hash, version, keys)
 }
 
 // createAbsent creates an object the cache does not show, unless the API
-// server refused the same desired state before. It reports false, with no
-// error, when the name is taken.
-func (a *Applier) createAbsent(ctx context.Context, obj Object, ck cacheKey, hash string, keys owned) (bool, error) {
+// server refused the same desired state before, and returns it. It reports
+// taken, with no error, when the name is taken.
+func (a *Applier) createAbsent(ctx context.Context, obj Object, ck cacheKey, hash string, keys owned) (created client.Object, taken bool, err error) {
 	if last, known := a.cache.Load(ck); known && last.(applied).hash == hash && last.(applied).version == "" && last.(applied).rejected != nil {
 		a.counts.Skip(obj.GVK.Kind)
-		return true, last.(applied).rejected
+		return nil, false, last.(applied).rejected
 	}
 	if err := withHash(obj.Spec, hash); err != nil {
-		return true, err
+		return nil, false, err
 	}
-	version, err := a.create(ctx, obj, keys)
+	created, err = a.create(ctx, obj)
 	switch {
 	case errors.Is(err, errExists):
-		return false, nil
+		return nil, true, nil
 	case err != nil:
 		err = fmt.Errorf("create %s: %w", obj, err)
 		a.remember(ck, hash, "", err, obj)
-		return true, err
+		return nil, false, err
 	}
 	a.counts.Write(obj.GVK.Kind)
-	a.cache.Store(ck, applied{hash: hash, version: version})
-	return true, nil
+	a.cache.Store(ck, applied{hash: hash, version: versionOf(created, keys)})
+	return created, false, nil
 }
 
 // write server-side applies obj and remembers what it applied, or that the

@@ -32,28 +32,31 @@ import (
 // errExists reports a create refused because the name is taken.
 var errExists = fmt.Errorf("exists")
 
-// create creates obj from its apply configuration. It returns errExists if
-// an object of the name exists, whoever owns it.
-func (a *Applier) create(ctx context.Context, obj Object, keys owned) (version string, err error) {
+// create creates obj from its apply configuration and returns the object
+// as the API server stored it. It returns errExists if an object of the
+// name exists, whoever owns it.
+func (a *Applier) create(ctx context.Context, obj Object) (client.Object, error) {
 	data, err := json.Marshal(obj.Spec)
 	if err != nil {
-		return "", fmt.Errorf("encode %s: %w", obj, err)
+		return nil, fmt.Errorf("encode %s: %w", obj, err)
 	}
 	created, err := newLive(a.client.Scheme(), obj.GVK)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := json.Unmarshal(data, created); err != nil {
-		return "", fmt.Errorf("decode %s: %w", obj, err)
+		return nil, fmt.Errorf("decode %s: %w", obj, err)
 	}
 	created.GetObjectKind().SetGroupVersionKind(obj.GVK)
 	if err := a.client.Create(ctx, created, client.FieldOwner(FieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return "", errExists
+			return nil, errExists
 		}
-		return "", err
+		return nil, err
 	}
-	return versionOf(created, keys), nil
+	// The response carries no kind; readers of the object expect one.
+	created.GetObjectKind().SetGroupVersionKind(obj.GVK)
+	return created, nil
 }
 
 // ownsThroughUpdate reports whether Serval's field manager holds fields of

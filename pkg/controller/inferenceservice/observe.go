@@ -11,7 +11,7 @@ import (
 func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 	s.observed = map[v1beta1.ComponentType]workload.State{}
 	for _, c := range s.comps {
-		st, err := s.workload.Observe(ctx, r.Client, c)
+		st, err := s.workload.Observe(ctx, s.childReader(r.Client), c)
 		if err != nil {
 			return err
 		}

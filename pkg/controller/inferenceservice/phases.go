@@ -194,7 +194,11 @@ func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceS
 }
 
 func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
-	failures := r.Applier.Apply(ctx, s.isvc.UID, s.objects)
+	result := r.Applier.Apply(ctx, s.isvc.UID, s.objects)
+	failures := result.Failures
+	// What was just created is read as created, though the cache has not
+	// seen it yet.
+	s.reader = apply.NewFreshReader(r.Client, result.Created)
 	for _, f := range failures {
 		if conflict := f.Conflict(); conflict != nil {
 			r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", conflict.Error())

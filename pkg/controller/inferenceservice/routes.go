@@ -45,7 +45,7 @@ func (r *Reconciler) observeRoutes(ctx context.Context, s *scope) error {
 	if s.router == nil {
 		return nil
 	}
-	readiness, err := s.router.Ready(ctx, r.Client, s.plan, s.observed[s.plan.Top.Component])
+	readiness, err := s.router.Ready(ctx, s.childReader(r.Client), s.plan, s.observed[s.plan.Top.Component])
 	if err != nil {
 		return fmt.Errorf("read routes: %w", err)
 	}

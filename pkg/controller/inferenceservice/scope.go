@@ -9,6 +9,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // scope carries one reconcile's state from phase to phase.
@@ -49,6 +50,9 @@ type scope struct {
 	// was older than the API server's (409 Conflict); the reconcile is
 	// retried, quietly.
 	staleRead bool
+	// reader is what the observe phase reads children from: the cache,
+	// plus the children this reconcile created.
+	reader client.Reader
 
 	// failure is a user-facing problem that stopped the reconcile (bad spec,
 	// no runtime, adoption conflict); status reports it.
@@ -77,4 +81,13 @@ func newScope(isvc *v1beta1.InferenceService) *scope {
 func (s *scope) fail(component v1beta1.ComponentType, reason, message string) {
 	s.failure = &failure{reason: reason, message: message, component: component}
 	s.stop = true
+}
+
+// childReader is the reader of children for the observe phase: the cache,
+// and what this reconcile created, if the apply phase ran.
+func (s *scope) childReader(cache client.Reader) client.Reader {
+	if s.reader != nil {
+		return s.reader
+	}
+	return cache
 }

@@ -49,10 +49,10 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fields typed against decode failures by hack/crdguard), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdguard config/crd/bases/*.yaml
-	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
-	@rm -rf charts/serval/crds charts/serval/files && mkdir -p charts/serval/crds charts/serval/files/runtimes
-	cp config/crd/bases/*.yaml charts/serval/crds/
+	@rm -rf charts/serval-crds/files charts/serval/files && mkdir -p charts/serval-crds/files charts/serval/files/runtimes
+	cp config/crd/bases/*.yaml charts/serval-crds/files/
 	cp config/rbac/role.yaml charts/serval/files/role.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
@@ -63,7 +63,7 @@ verify: generate manifests ## Regenerate, then fail if generated files drifted f
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 .PHONY: test
-test: controlplane $(HELM) verify ## Run all tests (builds the control plane and helm into bin/ first).
+test: controlplane $(HELM) verify helm-lint ## Run all tests (builds the control plane and helm into bin/ first).
 	go vet ./...
 	go test $(TEST_FLAGS) ./...
 
@@ -108,10 +108,21 @@ $(HELM):
 	GOBIN=$(BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: helm-lint
-helm-lint: $(HELM) ## Lint the chart and render it with default and external-certificate values.
-	$(HELM) lint charts/serval
+helm-lint: $(HELM) ## Lint the charts and render them with default and non-default values.
+	$(HELM) lint charts/serval charts/serval-crds
+	$(HELM) lint charts/serval --set webhook.certMode=external --set 'watchNamespaces={team-a}' --set replicas=2
+	$(HELM) template serval-crds charts/serval-crds --set keep=false > /dev/null
 	$(HELM) template serval charts/serval --namespace serval-system > /dev/null
-	$(HELM) template serval charts/serval --namespace serval-system --set webhook.certMode=external --set webhook.certSecret=serval-certs > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set webhook.certMode=external > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set webhook.certMode=external \
+		--set webhook.certSecret=serval-certs --set webhook.certManager.enabled=false > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set 'watchNamespaces={team-a,team-b}' \
+		--set replicas=3 --set metrics.serviceMonitor.enabled=true --set webhook.url=https://127.0.0.1:9443 > /dev/null
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+.PHONY: image
+image: ## Build the image without Docker into bin/image (OCI layout and docker-load tarball; VERSION=v0.2.0).
+	go run ./hack/image --version $(VERSION) --out $(BIN)/image
 
 .PHONY: docker-build
 docker-build: ## Build the manager image (needs a Docker engine).

@@ -3,9 +3,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/serval-dev/serval/pkg/version"
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,9 +39,14 @@ func main() {
 	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
 	flag.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
 	flag.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
+	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.String())
+		return
+	}
 	logger := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(logger)
 	// client-go's own messages (informers, leader election) in the same log,
@@ -56,7 +64,7 @@ func main() {
 		log.Error(err, "Unable to set up the manager")
 		os.Exit(1)
 	}
-	log.Info("Starting the manager", "namespace", o.Namespace, "watchNamespaces", o.WatchNamespaces)
+	log.Info("Starting the manager", "version", version.String(), "namespace", o.Namespace, "watchNamespaces", o.WatchNamespaces)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "The manager stopped with an error")
 		os.Exit(1)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/serval-dev/serval/pkg/version"
+
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
@@ -21,9 +23,6 @@ import (
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/migrate"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	root := &cobra.Command{Use: "serval", Short: "Serval: Kubernetes model inference serving", SilenceUsage: true}
@@ -153,6 +152,6 @@ func versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version) },
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) },
 	}
 }

@@ -91,7 +91,8 @@ func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) 
 	for _, obj := range objects {
 		created, err := a.applyOne(ctx, owner, obj)
 		if err != nil {
-			res.Failures = append(res.Failures, Failure{Object: obj, Err: err})
+			var missing *missingError
+			res.Failures = append(res.Failures, Failure{Object: obj, Err: err, Missing: errors.As(err, &missing)})
 		}
 		if created != nil {
 			res.Created = append(res.Created, created)
@@ -119,8 +120,11 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (cl
 	ck := cacheKey{kind: obj.GVK.Kind, key: obj.Key}
 	if live == nil {
 		created, taken, err := a.createAbsent(ctx, obj, ck, hash, keys)
-		if !taken || err != nil {
-			return created, err
+		if err != nil {
+			return nil, &missingError{err}
+		}
+		if !taken {
+			return created, nil
 		}
 		// The name is taken: by a foreign object, or by one of Serval's that
 		// the cache has not seen yet.

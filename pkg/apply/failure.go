@@ -14,6 +14,10 @@ import (
 type Failure struct {
 	Object Object
 	Err    error
+	// Missing: the object does not exist, its create failed. A failed
+	// update leaves the previous version in place, still doing its job; a
+	// failed create leaves nothing.
+	Missing bool
 }
 
 // The kinds of failure, as condition reasons.
@@ -42,6 +46,12 @@ func (f Failure) Reason() string {
 	}
 	return ReasonFailed
 }
+
+// missingError marks the failure to create an object that does not exist.
+type missingError struct{ err error }
+
+func (e *missingError) Error() string { return e.err.Error() }
+func (e *missingError) Unwrap() error { return e.err }
 
 // Stale reports whether the write was refused because Serval read an older
 // version of the object than the API server holds (409 Conflict): another

@@ -24,6 +24,9 @@ type PruneScope struct {
 	Owner types.UID
 	// Kinds are the kinds to prune; a fixed list, less those whose CRD is absent.
 	Kinds []schema.GroupVersionKind
+	// Fields narrow the list of a kind with a cache index (the labels still
+	// apply); kinds without an entry are listed by label alone.
+	Fields map[schema.GroupVersionKind]client.MatchingFields
 }
 
 // Prune deletes the owner's children of scope.Kinds that are not in desired
@@ -74,7 +77,11 @@ func (a *Applier) list(ctx context.Context, gvk schema.GroupVersionKind, scope P
 		u.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		list = u
 	}
-	if err := a.client.List(ctx, list, client.InNamespace(scope.Namespace), client.MatchingLabels(scope.Labels)); err != nil {
+	opts := []client.ListOption{client.InNamespace(scope.Namespace), client.MatchingLabels(scope.Labels)}
+	if fields, ok := scope.Fields[gvk]; ok {
+		opts = append(opts, fields)
+	}
+	if err := a.client.List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
 	}
 	objs, err := meta.ExtractList(list)

@@ -18,6 +18,10 @@ func leanObject(obj any) (any, error) {
 		return leanPod(o), nil
 	case *appsv1.Deployment:
 		o.ManagedFields = ownEntries(o.ManagedFields, true)
+		// Serval reads a Deployment's replicas and status, never its pod
+		// template (what it applies is compared by hash): the template's
+		// containers, resources and volumes were a fifth of the cache.
+		o.Spec.Template.Spec = corev1.PodSpec{}
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(ownEntries(o.GetManagedFields(), false))

@@ -92,6 +92,11 @@ const (
 	CertModeExternal = "external"
 )
 
+// Leader election holds a Lease in the manager's namespace and records
+// core Events (client-go's resource lock speaks core/v1 Events) about it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=serval-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=serval-system
+
 // LeaderElectionID names the lease of the manager's leader election.
 const LeaderElectionID = "serval-manager.serving.serval.dev"
 

@@ -177,32 +177,46 @@ func TestUndecodableObjectsDoNotStopOthers(t *testing.T) {
 }
 
 // TestReadinessFailsUntilCachesSync runs the manager without the right to
-// list Pods: its informers cannot sync, and /readyz says so instead of 200.
+// list ConfigMaps (serval-config): that informer cannot sync, and /readyz says so
+// instead of 200. (A kind whose informer starts with the cache itself, such
+// as Pods with their index, would also keep the manager from stopping:
+// controller-runtime waits for that cache without end.)
 func TestReadinessFailsUntilCachesSync(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	role := &rbacv1.ClusterRole{}
 	data, err := os.ReadFile(repoPath(t, "config/rbac/role.yaml"))
 	require.NoError(t, err)
-	require.NoError(t, yaml.Unmarshal(data, role))
-	role.Name = "serval-manager-without-pods"
-	for i := range role.Rules {
+	// The generated ClusterRole, and the rules of the generated Role (the
+	// manager's own namespace) granted cluster-wide for simplicity.
+	role := &rbacv1.ClusterRole{}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		r := &rbacv1.ClusterRole{}
+		require.NoError(t, yaml.Unmarshal([]byte(doc), r))
+		role.Rules = append(role.Rules, r.Rules...)
+	}
+	role.Name = "serval-manager-without-configmaps"
+	var rules []rbacv1.PolicyRule
+	for _, rule := range role.Rules {
 		var kept []string
-		for _, r := range role.Rules[i].Resources {
-			if r != "pods" {
+		for _, r := range rule.Resources {
+			if r != "configmaps" {
 				kept = append(kept, r)
 			}
 		}
-		role.Rules[i].Resources = kept
+		if len(kept) > 0 {
+			rule.Resources = kept
+			rules = append(rules, rule)
+		}
 	}
+	role.Rules = rules
 	require.NoError(t, env.Client.Create(ctx, role))
 	require.NoError(t, env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "no-pods"}},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "no-configmaps"}},
 	}))
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "no-pods"}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "no-configmaps"}
 	probe := startManager(ctx, t, cfg)
 	// controller-runtime answers a failed check with 500.
 	deadline := time.Now().Add(10 * time.Second)

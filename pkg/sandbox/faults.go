@@ -27,7 +27,13 @@ type Process struct {
 // kubeconfig, its output in LogDir/name.log (name must be unique per
 // sandbox). Stop stops it with the sandbox.
 func (s *Sandbox) StartProcess(name, bin string, args ...string) (*Process, error) {
-	p, err := startProcessEnv(name, bin, args, s.LogDir(), []string{"KUBECONFIG=" + s.KubeconfigPath})
+	return s.StartProcessWithKubeconfig(name, s.KubeconfigPath, bin, args...)
+}
+
+// StartProcessWithKubeconfig is StartProcess with KUBECONFIG set to
+// kubeconfig, such as one from ImpersonatingKubeconfig.
+func (s *Sandbox) StartProcessWithKubeconfig(name, kubeconfig, bin string, args ...string) (*Process, error) {
+	p, err := startProcessEnv(name, bin, args, s.LogDir(), []string{"KUBECONFIG=" + kubeconfig})
 	if err != nil {
 		return nil, err
 	}

@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,7 +40,7 @@ func TestEverySampleGoesReady(t *testing.T) {
 		t.Run(isvc.Name, func(t *testing.T) {
 			key := types.NamespacedName{Namespace: ns, Name: isvc.Name}
 			if strings.EqualFold(isvc.Annotations[v1beta1.DeploymentModeAnnotation], "Knative") {
-				playKnative(t, ns, isvc.Name+"-predictor")
+				require.NoError(t, sb.PlayKnativeReady(ctx, ns, isvc.Name+"-predictor", 90*time.Second))
 			}
 			waitFor(t, isvc.Name+" to be Ready", func() bool {
 				got := &v1beta1.InferenceService{}
@@ -48,26 +48,4 @@ func TestEverySampleGoesReady(t *testing.T) {
 			})
 		})
 	}
-}
-
-// playKnative waits for the Knative Service and writes a Ready status.
-func playKnative(t *testing.T, ns, name string) {
-	t.Helper()
-	ksvc := &unstructured.Unstructured{}
-	ksvc.SetAPIVersion("serving.knative.dev/v1")
-	ksvc.SetKind("Service")
-	waitFor(t, "Knative Service "+name, func() bool {
-		return sb.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, ksvc) == nil
-	})
-	ready := func(typ string) map[string]any {
-		return map[string]any{"type": typ, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
-	}
-	revision := name + "-00001"
-	ksvc.Object["status"] = map[string]any{
-		"observedGeneration": ksvc.GetGeneration(), "url": "http://" + name + "." + ns + ".example.com",
-		"latestReadyRevisionName": revision, "latestCreatedRevisionName": revision,
-		"conditions": []any{ready("Ready"), ready("ConfigurationsReady"), ready("RoutesReady")},
-		"traffic":    []any{map[string]any{"revisionName": revision, "latestRevision": true, "percent": int64(100)}},
-	}
-	require.NoError(t, sb.Client.Status().Update(context.Background(), ksvc))
 }

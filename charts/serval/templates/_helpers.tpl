@@ -1,10 +1,65 @@
 {{- define "serval.labels" -}}
 app.kubernetes.io/name: serval
+app.kubernetes.io/part-of: serval
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{- end }}
+
 {{- define "serval.selector" -}}
 app.kubernetes.io/name: serval
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
+
 {{- define "serval.webhookService" -}}serval-webhook-service{{- end }}
+
+{{- /* The Secret holding the webhook serving certificate: the manager's own
+(certMode self) or cert-manager's (certMode external). */ -}}
+{{- define "serval.certSecret" -}}
+{{- if eq .Values.webhook.certMode "external" -}}
+{{- .Values.webhook.certSecret | default "serval-webhook-cert" -}}
+{{- else -}}serval-webhook-certs{{- end -}}
+{{- end }}
+
+{{- /* The cert-manager Certificate whose CA cert-manager injects into the
+webhook configurations (certMode external). */ -}}
+{{- define "serval.certificate" -}}
+{{- .Values.webhook.certManager.certificate | default "serval-webhook-cert" -}}
+{{- end }}
+
+{{- /*
+serval.rules splits the rules generated from the code (files/role.yaml, make
+manifests) into the document's roles:
+  "own":        the Role in the manager's namespace (its certificate Secret,
+                serval-config, its lease and the lease's Events);
+  "cluster":    what is cluster-scoped by nature or granted by name
+                (CRDs, ClusterServingRuntimes, Serval's own webhook
+                configurations, Knative's config-features ConfigMap);
+  "namespaced": everything else, granted where InferenceServices are served.
+*/ -}}
+{{- define "serval.rules" -}}
+{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" -}}
+{{- $own := list -}}
+{{- $cluster := list -}}
+{{- $namespaced := list -}}
+{{- range $doc := splitList "---" (.Files.Get "files/role.yaml") -}}
+{{- $role := fromYaml $doc -}}
+{{- if eq ($role.kind | default "") "Role" -}}
+{{- $own = concat $own $role.rules -}}
+{{- else if eq ($role.kind | default "") "ClusterRole" -}}
+{{- range $rule := $role.rules -}}
+{{- if $rule.resourceNames -}}
+{{- $cluster = append $cluster $rule -}}
+{{- else -}}
+{{- $c := list -}}
+{{- $n := list -}}
+{{- range $r := $rule.resources -}}
+{{- if has $r $clusterScoped -}}{{- $c = append $c $r -}}{{- else -}}{{- $n = append $n $r -}}{{- end -}}
+{{- end -}}
+{{- if $c -}}{{- $cluster = append $cluster (merge (dict "resources" $c) (omit $rule "resources")) -}}{{- end -}}
+{{- if $n -}}{{- $namespaced = append $namespaced (merge (dict "resources" $n) (omit $rule "resources")) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- dict "own" $own "cluster" $cluster "namespaced" $namespaced | toYaml -}}
+{{- end }}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -157,6 +158,14 @@ func installCRDsForTest(t *testing.T, paths []string) {
 // machine.
 func waitCRDGone(t *testing.T, name string) {
 	t.Helper()
+	// The earlier test is over (these tests are not parallel); its cleanup
+	// may have stopped at the first CRD that was already gone, so delete it
+	// here too.
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	crd.Name = name
+	if err := k8s.Delete(context.Background(), crd); err != nil && !apierrors.IsNotFound(err) {
+		require.NoError(t, err)
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for exists(&apiextensionsv1.CustomResourceDefinition{}, "", name) {
 		if time.Now().After(deadline) {

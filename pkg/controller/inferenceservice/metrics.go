@@ -20,7 +20,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		conditions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "serval_inferenceservice_condition",
-			Help: "The conditions of each InferenceService: 1 for the current status of each condition type, 0 for the others.",
+			Help: "The conditions of each InferenceService: one series per condition type, for its current status, with value 1.",
 		}, []string{"namespace", "name", "type", "status"}),
 		applies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "serval_apply_total",
@@ -38,13 +38,17 @@ func (m *Metrics) Write(kind string) { m.applies.WithLabelValues(kind, "write").
 func (m *Metrics) Skip(kind string) { m.applies.WithLabelValues(kind, "skip").Inc() }
 
 func (m *Metrics) observe(isvc *v1beta1.InferenceService, conds []metav1.Condition) {
+	// One series per condition, its current status: the other statuses'
+	// series would triple the memory of the metric (a thousand
+	// InferenceServices made it a sixth of the manager's heap) and say
+	// nothing a query for "== 1" needs.
 	for _, c := range conds {
 		for _, s := range conditionStatuses {
-			v := 0.0
 			if c.Status == s {
-				v = 1
+				m.conditions.WithLabelValues(isvc.Namespace, isvc.Name, c.Type, string(s)).Set(1)
+			} else {
+				m.conditions.DeleteLabelValues(isvc.Namespace, isvc.Name, c.Type, string(s))
 			}
-			m.conditions.WithLabelValues(isvc.Namespace, isvc.Name, c.Type, string(s)).Set(v)
 		}
 	}
 }

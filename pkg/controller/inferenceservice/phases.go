@@ -8,12 +8,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
 	"github.com/serval-dev/serval/pkg/storage"
 )
@@ -226,6 +228,7 @@ func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
 		Labels:    map[string]string{v1beta1.InferenceServiceLabel: s.isvc.Name},
 		Owner:     s.isvc.UID,
 		Kinds:     r.watches.PresentGVKs(),
+		Fields:    ownerFields(s.isvc.Name),
 	}, s.objects)
 	for _, d := range deleted {
 		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
@@ -245,4 +248,14 @@ func retryError(failures map[v1beta1.ComponentType]apply.Failure) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ownerFields selects an InferenceService's children through the owner
+// index, for the kinds that have it.
+func ownerFields(isvc string) map[schema.GroupVersionKind]client.MatchingFields {
+	fields := map[schema.GroupVersionKind]client.MatchingFields{}
+	for _, k := range indexedKinds() {
+		fields[k.GVK] = client.MatchingFields{workload.OwnerIndex: isvc}
+	}
+	return fields
 }

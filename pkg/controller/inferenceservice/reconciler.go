@@ -44,8 +44,10 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes,verbs=get;list;watch
 // The child kinds' rules sit next to their registration (package registry).
-// +kubebuilder:rbac:groups="",resources=pods;serviceaccounts,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,namespace=serval-system
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,resourceNames=config-features
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -22,6 +22,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 )
@@ -30,6 +31,17 @@ import (
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.InferenceService{}, runtimeIndex, runtimeIndexValues); err != nil {
 		return err
+	}
+	// Pods and the children of the kinds every cluster has, by their
+	// InferenceService: the observe and prune steps read them by that index.
+	indexed := []client.Object{&corev1.Pod{}}
+	for _, k := range indexedKinds() {
+		indexed = append(indexed, k.New())
+	}
+	for _, obj := range indexed {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, workload.OwnerIndex, workload.OwnerIndexValue); err != nil {
+			return err
+		}
 	}
 	r.watches = newChildWatches(mgr)
 	r.credentials = newCredentialsMemo()
@@ -181,4 +193,18 @@ func forPod(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// indexedKinds are the child kinds that have the owner index: those whose
+// CRD is always there. An optional kind's informer may start after the
+// manager (when its CRD appears), too late to add an index; its objects are
+// listed by label.
+func indexedKinds() []kinds.Kind {
+	var out []kinds.Kind
+	for _, k := range registry.Kinds() {
+		if !k.Optional() {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -97,16 +97,21 @@ func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen in
 func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.ComponentType, obs workload.State,
 	failures map[v1beta1.ComponentType]apply.Failure, gen int64) {
 	reason, msg := v1beta1.ReasonAvailable, ""
-	if !obs.Available {
+	f, failed := failures[t]
+	// A replica that serves keeps the component available through a failed
+	// update (reported on LatestDeploymentReady), but not without an object
+	// it needs: a Service that could not be created leaves it unreachable.
+	available := obs.Available && !(failed && f.Missing)
+	if !available {
 		reason, msg = v1beta1.ReasonNotAvailable, obs.NotAvailableMessage
 		if obs.Problem != nil {
 			msg = obs.Problem.String()
 		}
-		if f, ok := failures[t]; ok {
+		if failed {
 			reason, msg = f.Reason(), f.Message()
 		}
 	}
-	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], obs.Available, reason, msg, gen))
+	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], available, reason, msg, gen))
 }
 
 // setLatestDeploymentReadyCondition says whether the latest spec of every

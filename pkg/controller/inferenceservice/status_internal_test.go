@@ -42,6 +42,11 @@ func forbidden() apply.Failure {
 	return f
 }
 
+func missingService() apply.Failure {
+	obj := apply.Object{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Service"}, Key: types.NamespacedName{Namespace: "ns", Name: "m-predictor"}}
+	return apply.Failure{Object: obj, Missing: true, Err: apierrors.NewInternalError(errors.New("failed to allocate a serviceIP: range is full"))}
+}
+
 func TestSetComponentReadyCondition(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -60,6 +65,8 @@ func TestSetComponentReadyCondition(t *testing.T) {
 			map[v1beta1.ComponentType]apply.Failure{v1beta1.PredictorComponent: rejected()}, "True/Available", ""},
 		{"forbidden", workload.State{}, map[v1beta1.ComponentType]apply.Failure{v1beta1.PredictorComponent: forbidden()},
 			"False/ApplyForbidden", "denied by policy"},
+		{"a replica serves, but its Service could not be created", workload.State{Available: true},
+			map[v1beta1.ComponentType]apply.Failure{v1beta1.PredictorComponent: missingService()}, "False/ApplyFailed", "range is full"},
 		{"another component's failure is not this one's", workload.State{Available: true},
 			map[v1beta1.ComponentType]apply.Failure{v1beta1.TransformerComponent: rejected()}, "True/Available", ""},
 	}

@@ -2,6 +2,8 @@ package inferenceservice
 
 import (
 	"context"
+	"maps"
+	"reflect"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -11,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -97,8 +101,12 @@ func (w *childWatches) watch(ctx context.Context, k kinds.Kind) error {
 	if w.watching[k.GVK.String()] || w.ctrl == nil {
 		return nil
 	}
+	var preds []predicate.Predicate
+	if k.StatusSignal != nil {
+		preds = append(preds, statusSignalChanged(k.StatusSignal))
+	}
 	src := source.Kind(w.mgr.GetCache(), k.New(), handler.EnqueueRequestForOwner(
-		w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &v1beta1.InferenceService{}, handler.OnlyControllerOwner()))
+		w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &v1beta1.InferenceService{}, handler.OnlyControllerOwner()), preds...)
 	if err := w.ctrl.Watch(src); err != nil {
 		return err
 	}
@@ -151,4 +159,18 @@ func (r *Reconciler) forCRD(ctx context.Context, obj client.Object) []reconcile.
 		}
 	}
 	return nil
+}
+
+// statusSignalChanged lets through creates, deletes, and the updates that
+// change a child's metadata or spec (drift Serval repairs) or what Serval
+// reads of its status (kinds.Kind.StatusSignal).
+func statusSignalChanged(signal func(client.Object) string) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!reflect.DeepEqual(o.GetOwnerReferences(), n.GetOwnerReferences()) ||
+			o.GetDeletionTimestamp() != n.GetDeletionTimestamp() ||
+			signal(o) != signal(n)
+	}}
 }

@@ -1,5 +1,6 @@
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create,namespace=serval-system
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;update,resourceNames=serval-webhook-certs,namespace=serval-system
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;update,resourceNames=serval-mutating-webhook-configuration;serval-validating-webhook-configuration
 
 package certs
 

@@ -23,6 +23,12 @@ type Kind struct {
 	// Typed returns an empty typed object of the kind; nil for a kind Serval
 	// reads as Unstructured (it ships no Go types Serval can use).
 	Typed func() client.Object
+	// StatusSignal, when set, reduces an object's status to what Serval
+	// reads of it. An update that changes neither the object's metadata and
+	// spec (its generation) nor this signal brings no reconcile: a
+	// Deployment's controller writes its status several times per rollout,
+	// and most of those writes change nothing Serval reports.
+	StatusSignal func(client.Object) string
 }
 
 // Optional reports whether the kind's CRD may be absent.

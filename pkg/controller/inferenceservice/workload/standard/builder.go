@@ -20,9 +20,10 @@ import (
 
 // The kinds a Standard workload consists of.
 var (
-	DeploymentKind = kinds.Kind{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Typed: func() client.Object { return &appsv1.Deployment{} }}
-	ServiceKind    = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Service"), Typed: func() client.Object { return &corev1.Service{} }}
-	HPAKind        = kinds.Kind{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
+	DeploymentKind = kinds.Kind{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Typed: func() client.Object { return &appsv1.Deployment{} },
+		StatusSignal: DeploymentSignal}
+	ServiceKind = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Service"), Typed: func() client.Object { return &corev1.Service{} }}
+	HPAKind     = kinds.Kind{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }}
 )
 

@@ -97,3 +97,15 @@ func rolledOut(dep *appsv1.Deployment) (done bool, deadlineExceeded bool) {
 	st := dep.Status
 	return st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want, false
 }
+
+// DeploymentSignal is what Observe reads of a Deployment's status: whether
+// it serves (and why not), and whether the rollout is done or stuck.
+func DeploymentSignal(obj client.Object) string {
+	dep, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return ""
+	}
+	avail, msg := available(dep)
+	done, deadline := rolledOut(dep)
+	return fmt.Sprintf("%t/%s/%t/%t", avail, msg, done, deadline)
+}

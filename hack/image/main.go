@@ -1,0 +1,65 @@
+// Command image builds Serval's container image without a container engine
+// (make image): it cross-compiles the static binaries the chart runs and
+// writes the image as an OCI layout and as a tarball for `docker load`.
+//
+//	go run ./hack/image --version v0.2.0 --out bin/image
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/serval-dev/serval/pkg/image"
+)
+
+// binaries are the commands in the image, by their path in it.
+var binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval"}
+
+func main() {
+	version := flag.String("version", "dev", "the version stamped into the binaries and the labels")
+	repo := flag.String("repository", "ghcr.io/serval-dev/serval-manager", "the image's repository; the tag is the version")
+	out := flag.String("out", "bin/image", "the directory for the OCI layout (oci/) and the tarball (serval-manager.tar)")
+	arch := flag.String("arch", "amd64", "the architecture to build for")
+	flag.Parse()
+	if err := run(*version, *repo, *out, *arch); err != nil {
+		fmt.Fprintln(os.Stderr, "image:", err)
+		os.Exit(1)
+	}
+}
+
+func run(version, repo, out, arch string) error {
+	revision, _ := exec.Command("git", "rev-parse", "HEAD").Output()
+	opts := image.Options{
+		Binaries: map[string]string{}, Entrypoint: []string{"/manager"},
+		Version: version, Revision: strings.TrimSpace(string(revision)), OS: "linux", Architecture: arch,
+	}
+	binDir := filepath.Join(out, "linux_"+arch)
+	for inImage, pkg := range binaries {
+		file := filepath.Join(binDir, filepath.Base(inImage))
+		if err := image.Compile(pkg, file, version, opts.Revision, arch); err != nil {
+			return err
+		}
+		opts.Binaries[inImage] = file
+	}
+	img, err := image.Build(opts)
+	if err != nil {
+		return err
+	}
+	ref := repo + ":" + version
+	if err := image.WriteLayout(img, ref, filepath.Join(out, "oci")); err != nil {
+		return err
+	}
+	if err := image.WriteTarball(img, ref, filepath.Join(out, "serval-manager.tar")); err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("built %s (%s)\n  OCI layout: %s\n  docker load -i %s\n", ref, digest, filepath.Join(out, "oci"), filepath.Join(out, "serval-manager.tar"))
+	return nil
+}

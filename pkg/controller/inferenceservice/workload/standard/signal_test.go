@@ -1,0 +1,36 @@
+package standard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestDeploymentSignal(t *testing.T) {
+	dep := func(mutate func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)}}
+		d.Status.ObservedGeneration = 1
+		mutate(d)
+		return d
+	}
+	created := dep(func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 0 })
+	counted := dep(func(d *appsv1.Deployment) { d.Status.Replicas, d.Status.UpdatedReplicas = 1, 1 })
+	ready := dep(func(d *appsv1.Deployment) {
+		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas = 1, 1, 1
+	})
+	available := dep(func(d *appsv1.Deployment) {
+		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1, 1
+	})
+	stuck := dep(func(d *appsv1.Deployment) {
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
+	})
+	assert.Equal(t, DeploymentSignal(created), DeploymentSignal(counted), "the controller counting replicas changes nothing Serval reports")
+	assert.Equal(t, DeploymentSignal(counted), DeploymentSignal(ready), "ready but not yet available: the same")
+	assert.NotEqual(t, DeploymentSignal(ready), DeploymentSignal(available), "a replica available: news")
+	assert.NotEqual(t, DeploymentSignal(created), DeploymentSignal(stuck), "a stuck rollout: news")
+	assert.Empty(t, DeploymentSignal(&appsv1.StatefulSet{}), "not a Deployment")
+}

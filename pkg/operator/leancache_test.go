@@ -1,0 +1,53 @@
+package operator
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/serval-dev/serval/pkg/apply"
+)
+
+func TestLeanObject(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{
+		{Manager: apply.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+		{Manager: apply.FieldOwner, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+	}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "m-predictor", Labels: map[string]string{"a": "b"}, ManagedFields: entries},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container", Image: "x"}}},
+		}},
+		Status: appsv1.DeploymentStatus{AvailableReplicas: 1},
+	}
+	got, err := leanObject(dep.DeepCopy())
+	assert.NoError(t, err)
+	lean := got.(*appsv1.Deployment)
+	assert.Equal(t, int32(2), *lean.Spec.Replicas, "replicas are read (the autoscaler handover)")
+	assert.Equal(t, dep.Status, lean.Status, "the status is read")
+	assert.Empty(t, lean.Spec.Template.Spec.Containers, "the pod template is not")
+	assert.Len(t, lean.ManagedFields, 2, "Serval's Apply entry whole, and a marker of its Update entry")
+	assert.NotNil(t, lean.ManagedFields[0].FieldsV1)
+	assert.Nil(t, lean.ManagedFields[1].FieldsV1)
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}, ManagedFields: entries},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true}},
+			PodIP: "10.0.0.1"},
+	}
+	got, err = leanObject(pod)
+	assert.NoError(t, err)
+	leanP := got.(*corev1.Pod)
+	assert.Equal(t, pod.Labels, leanP.Labels)
+	assert.Equal(t, pod.Status.ContainerStatuses, leanP.Status.ContainerStatuses)
+	assert.Empty(t, leanP.Spec.Containers)
+	assert.Empty(t, leanP.Status.PodIP)
+	assert.Empty(t, leanP.ManagedFields)
+}

@@ -29,13 +29,14 @@ func NodeName(i int, gpu bool) string {
 }
 
 // makeNode returns a fake node kwok will manage. Capacity is set at creation;
-// kwok keeps it. CPU and memory are plenty (nothing runs), so that only the
-// pod count limits how many model servers a node takes: benchmarks and fault
-// tests place a thousand 1-CPU pods.
+// kwok keeps it. CPU and memory are plenty (nothing runs): at least 1,000
+// CPUs and 4 TiB, and 1 CPU and 4 GiB per pod it may hold, so that only the
+// pod count limits how many model servers a node takes (a benchmark of 5,000
+// InferenceServices places 2,600 1-CPU pods per node).
 func makeNode(name string, pods int, gpus int) *corev1.Node {
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("4Ti"),
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(max(1000, pods)), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(max(1024, pods))*4<<30, resource.BinarySI),
 		corev1.ResourcePods:   *resource.NewQuantity(int64(pods), resource.DecimalSI),
 	}
 	if gpus > 0 {

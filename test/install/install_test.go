@@ -34,7 +34,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	sb := startCluster(t)
 	port := freePort(t)
 	runHelm(t, sb, "install", "serval-crds", "charts/serval-crds", "--wait")
-	values := []string{"--namespace", releaseNamespace, "--create-namespace", "--set", "webhook.url=https://127.0.0.1:" + itoa(port)}
+	values := []string{"--namespace", releaseNamespace, "--create-namespace", "--set", "webhook.url=https://127.0.0.1:" + strconv.Itoa(port)}
 	runHelm(t, sb, append([]string{"install", "serval", "charts/serval"}, values...)...)
 
 	runtimes := &v1alpha1.ClusterServingRuntimeList{}
@@ -126,7 +126,7 @@ func TestNamespaceScopedInstall(t *testing.T) {
 	port := freePort(t)
 	runHelm(t, sb, "install", "serval-crds", "charts/serval-crds", "--wait")
 	runHelm(t, sb, "install", "serval", "charts/serval", "--namespace", releaseNamespace, "--create-namespace",
-		"--set", "webhook.url=https://127.0.0.1:"+itoa(port), "--set", "watchNamespaces={team-a}")
+		"--set", "webhook.url=https://127.0.0.1:"+strconv.Itoa(port), "--set", "watchNamespaces={team-a}")
 	m := startManager(t, sb, port, "--watch-namespaces=team-a")
 
 	sample := filepath.Join(root, "config/samples/sklearn.yaml")
@@ -191,5 +191,3 @@ func eventually(t *testing.T, what string, f func() error) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -39,6 +39,7 @@ func main() {
 	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
 	flag.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
 	flag.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
+	flag.StringVar(&o.RouterImage, "router-image", operator.DefaultRouterImage(), "Image of InferenceGraph routers, unless serval-config's router.image names another; the manager's own image holds the router.")
 	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

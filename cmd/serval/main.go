@@ -22,6 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/bench"
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/migrate"
+	"github.com/serval-dev/serval/pkg/router/routerbench"
 )
 
 func main() {
@@ -145,7 +146,58 @@ the control plane in bin/ (make controlplane).`,
 	cmd.Flags().BoolVar(&o.SkipFloor, "no-floor", false, "skip the floor run")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor")
 	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
+	cmd.AddCommand(benchGraphCommand(), benchBackendCommand())
 	return cmd
+}
+
+func benchGraphCommand() *cobra.Command {
+	var o routerbench.Options
+	var jsonPath string
+	cmd := &cobra.Command{
+		Use:   "graph [--router bin/router] [--json FILE]",
+		Short: "Measure the InferenceGraph router against calling a backend directly",
+		Long: `Starts a test backend (a process of its own that answers like a small model
+server), then, for a 1-step and a 3-step Sequence and a 3-way Ensemble over
+it, the router binary with that graph, and drives each with a closed-loop
+load generator: at concurrency 1 for the added latency, at concurrency 16 for
+the throughput against calling the backend directly. All on the same cores.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o.BackendCommand = []string{self, "bench", "backend"}
+			o.Progress = cmd.ErrOrStderr()
+			res, err := routerbench.Run(ctx, o)
+			if err != nil {
+				return err
+			}
+			routerbench.Print(cmd.OutOrStdout(), res)
+			if jsonPath == "" {
+				return nil
+			}
+			data, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(jsonPath, append(data, '\n'), 0o644)
+		},
+	}
+	cmd.Flags().StringVar(&o.RouterBinary, "router", "bin/router", "the router binary (make router)")
+	cmd.Flags().DurationVar(&o.Duration, "duration", 5*time.Second, "the length of each measurement")
+	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
+	return cmd
+}
+
+// benchBackendCommand is the backend process of `serval bench graph`.
+func benchBackendCommand() *cobra.Command {
+	return &cobra.Command{
+		Use: "backend ADDR", Hidden: true, Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error { return routerbench.ServeBackend(args[0]) },
+	}
 }
 
 func versionCommand() *cobra.Command {

@@ -32,6 +32,7 @@ var roots = map[string]reflect.Type{
 	"InferenceService":      reflect.TypeFor[v1beta1.InferenceService](),
 	"ServingRuntime":        reflect.TypeFor[v1alpha1.ServingRuntime](),
 	"ClusterServingRuntime": reflect.TypeFor[v1alpha1.ClusterServingRuntime](),
+	"InferenceGraph":        reflect.TypeFor[v1alpha1.InferenceGraph](),
 }
 
 func main() {

@@ -17,7 +17,7 @@ import (
 )
 
 // binaries are the commands in the image, by their path in it.
-var binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval"}
+var binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval", "/router": "./cmd/router"}
 
 func main() {
 	version := flag.String("version", "dev", "the version stamped into the binaries and the labels")

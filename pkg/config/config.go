@@ -27,6 +27,22 @@ type Config struct {
 	DefaultResources corev1.ResourceRequirements
 	// Ingress configures external routes (keys ingress.*).
 	Ingress Ingress
+	// Router configures the InferenceGraph router (keys router.*).
+	Router Router
+}
+
+// Router configures the router of every InferenceGraph.
+type Router struct {
+	// Image (key router.image); empty runs the manager's own image, which
+	// holds the router binary.
+	Image string
+	// Resources of the router container when the graph sets none (keys
+	// router.cpuRequest, ...; KServe's defaults).
+	Resources corev1.ResourceRequirements
+	// PropagateHeaders are the request headers passed on to every step
+	// (key router.propagateHeaders, comma-separated; a name ending in "*"
+	// is a prefix). KServe's router.headers.propagate.
+	PropagateHeaders []string
 }
 
 // StorageInitializer configures the storage-initializer init container.
@@ -64,6 +80,12 @@ var Defaults = map[string]string{
 	"ingress.ingressGateway":             "knative-serving/knative-ingress-gateway",
 	"ingress.localGateway":               "knative-serving/knative-local-gateway",
 	"ingress.localGatewayService":        "knative-local-gateway.istio-system.svc.cluster.local",
+	"router.image":                       "",
+	"router.cpuRequest":                  "100m",
+	"router.cpuLimit":                    "1",
+	"router.memoryRequest":               "100Mi",
+	"router.memoryLimit":                 "1Gi",
+	"router.propagateHeaders":            "",
 }
 
 // KeyError is a bad value for one key.
@@ -100,6 +122,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.StorageInitializer.Resources = p.resources("storageInitializer.")
 	cfg.DefaultResources = p.resources("resources.")
 	cfg.Ingress = p.ingress()
+	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders")}
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -160,6 +183,17 @@ func (p *parser) resources(prefix string) corev1.ResourceRequirements {
 			corev1.ResourceMemory: p.quantity(prefix + "memoryLimit"),
 		},
 	}
+}
+
+// list reads a comma-separated list, without empty items.
+func (p *parser) list(key string) []string {
+	var out []string
+	for _, item := range strings.Split(p.value(key), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func (p *parser) rejectUnknown() {

@@ -81,6 +81,10 @@ type Options struct {
 	// PprofAddr serves Go's profiles (/debug/pprof) when set; "" or "0"
 	// disables.
 	PprofAddr string
+	// RouterImage runs InferenceGraph routers unless serval-config's
+	// router.image names another: the manager's own image, which holds the
+	// router binary.
+	RouterImage string
 	// SkipNameValidation allows a second manager in the same process (tests);
 	// controller-runtime otherwise refuses duplicate controller names.
 	SkipNameValidation bool
@@ -171,17 +175,25 @@ func cacheOptions(o Options) cache.Options {
 			&v1beta1.InferenceService{}:       everything,
 			&v1alpha1.ServingRuntime{}:        everything,
 			&v1alpha1.ClusterServingRuntime{}: everything,
+			&v1alpha1.InferenceGraph{}:        everything,
 			crds:                              everything,
 			&corev1.ConfigMap{}:               {Label: labels.Everything(), Namespaces: configMaps},
 		},
 	}
-	if len(o.WatchNamespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.WatchNamespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	opts.DefaultNamespaces = watchedNamespaces(o)
 	return opts
+}
+
+// watchedNamespaces are the namespaces a cache watches; nil means all.
+func watchedNamespaces(o Options) map[string]cache.Config {
+	if len(o.WatchNamespaces) == 0 {
+		return nil
+	}
+	out := map[string]cache.Config{}
+	for _, ns := range o.WatchNamespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
 }
 
 // New returns a manager with the InferenceService reconciler registered.
@@ -319,6 +331,9 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)
+	}
+	if err := setupGraphs(ctx, mgr, o, r); err != nil {
+		return fmt.Errorf("set up the InferenceGraph controller: %w", err)
 	}
 	if o.WebhookPort != 0 {
 		if err := servalwebhook.Setup(mgr, store); err != nil {

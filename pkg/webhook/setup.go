@@ -17,5 +17,8 @@ func Setup(mgr ctrl.Manager, store *config.Store) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetClient()}).Complete(); err != nil {
 		return err
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{}).Complete(); err != nil {
+		return err
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetClient()}).Complete()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
 )
 
@@ -35,7 +36,7 @@ type Reconciler struct {
 	// Concurrency is the number of InferenceServices reconciled at once.
 	Concurrency int
 
-	watches      *childWatches
+	watches      *childwatch.Watches
 	credentials  *credentialsMemo
 	statusWrites statusWrites
 }

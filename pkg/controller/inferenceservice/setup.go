@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
@@ -43,7 +43,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			return err
 		}
 	}
-	r.watches = newChildWatches(mgr)
+	r.watches = childwatch.New(mgr.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), &v1beta1.InferenceService{}, registry.Kinds())
 	r.credentials = newCredentialsMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
@@ -60,13 +60,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		// Pod states (a crash-looping storage initializer) explain readiness;
 		// only an event that changes what a pod tells the status counts.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(podSignalChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
 	}
-	r.watches.ctrl = c
-	return r.watches.start(ctx)
+	return r.watches.Start(ctx, c)
 }
 
 // The retry delays of a failed reconcile: exponential from MinRetryDelay,
@@ -167,23 +166,6 @@ func (r *Reconciler) allInferenceServices(ctx context.Context) []reconcile.Reque
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: isvc.Namespace, Name: isvc.Name}})
 	}
 	return reqs
-}
-
-// podSignalChanged passes the pod events that change what the status says:
-// a new or deleted pod with something to tell, an update that changes it.
-var podSignalChanged = predicate.Funcs{
-	CreateFunc:  func(e event.CreateEvent) bool { return podSignal(e.Object) != "" },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return podSignal(e.ObjectOld) != podSignal(e.ObjectNew) },
-	DeleteFunc:  func(e event.DeleteEvent) bool { return podSignal(e.Object) != "" },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-}
-
-func podSignal(obj client.Object) string {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return ""
-	}
-	return workload.PodSignal(pod)
 }
 
 // forPod maps a component's pod to its InferenceService by label.

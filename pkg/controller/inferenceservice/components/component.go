@@ -42,6 +42,18 @@ type Component struct {
 	Ports []Port
 	// Runtime is the chosen runtime of a model predictor; nil otherwise.
 	Runtime *runtime.Selection
+	// OwnerLabel is the label of Selector that names the owner; "" means
+	// the InferenceService label.
+	OwnerLabel string
+}
+
+// OwnerName is the owner's name as Selector has it: the value the cache's
+// owner index holds for the component's pods.
+func (c *Component) OwnerName() string {
+	if c.OwnerLabel == "" {
+		return c.Selector[v1beta1.InferenceServiceLabel]
+	}
+	return c.Selector[c.OwnerLabel]
 }
 
 // Port is a port the component serves on.

@@ -84,25 +84,11 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 			p.Explainer = &p.Components[i]
 		}
 	}
-	host, err := renderHost(cfg, o.Name, o.Namespace)
+	route, err := topRoute(o, top.Type, top.Name, top.Extension.TimeoutSeconds, p.External, cfg)
 	if err != nil {
 		return nil, err
 	}
-	path, err := cfg.Path(o.Name, o.Namespace)
-	if err != nil {
-		return nil, fmt.Errorf("render ingress.pathTemplate: %w", err)
-	}
-	clusterHost := ClusterHost(top.Name, top.Namespace())
-	p.Top = Route{Component: top.Type, Host: host, Service: top.Name, TimeoutSeconds: top.Extension.TimeoutSeconds,
-		URL: cfg.URLScheme + "://" + host, ClusterHost: clusterHost, ClusterURL: "http://" + clusterHost}
-	if path != "" {
-		// Path-based routing: the shared ingress domain, this path.
-		p.Top.Host, p.Top.PathPrefix = cfg.IngressDomain, path
-		p.Top.URL = cfg.URLScheme + "://" + cfg.IngressDomain + path
-	}
-	if !p.External {
-		p.Top.URL = p.Top.ClusterURL
-	}
+	p.Top = route
 	return p, nil
 }
 
@@ -158,4 +144,42 @@ func (p *Plan) ObjectLabels(component v1beta1.ComponentType) map[string]string {
 	}
 	labels[v1beta1.ComponentLabel] = string(component)
 	return labels
+}
+
+// MakeSinglePlan computes the plan of an owner with a single workload, its
+// Service named as the owner (an InferenceGraph's router): a top-level
+// route only.
+func MakeSinglePlan(o owner.Ref, component v1beta1.ComponentType, clusterLocal bool, timeoutSeconds *int64, labels map[string]string, cfg *config.Ingress) (*Plan, error) {
+	p := &Plan{Owner: o, External: !clusterLocal && !cfg.DisableIngressCreation, Labels: labels, Config: cfg}
+	top, err := topRoute(o, component, o.Name, timeoutSeconds, p.External, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.Top = top
+	return p, nil
+}
+
+// topRoute is the owner's top-level route, at the owner's host (or the
+// shared domain and the owner's path), to the Service service.
+func topRoute(o owner.Ref, component v1beta1.ComponentType, service string, timeoutSeconds *int64, external bool, cfg *config.Ingress) (Route, error) {
+	host, err := renderHost(cfg, o.Name, o.Namespace)
+	if err != nil {
+		return Route{}, err
+	}
+	path, err := cfg.Path(o.Name, o.Namespace)
+	if err != nil {
+		return Route{}, fmt.Errorf("render ingress.pathTemplate: %w", err)
+	}
+	clusterHost := ClusterHost(service, o.Namespace)
+	r := Route{Component: component, Host: host, Service: service, TimeoutSeconds: timeoutSeconds,
+		URL: cfg.URLScheme + "://" + host, ClusterHost: clusterHost, ClusterURL: "http://" + clusterHost}
+	if path != "" {
+		// Path-based routing: the shared ingress domain, this path.
+		r.Host, r.PathPrefix = cfg.IngressDomain, path
+		r.URL = cfg.URLScheme + "://" + cfg.IngressDomain + path
+	}
+	if !external {
+		r.URL = r.ClusterURL
+	}
+	return r, nil
 }

@@ -5,6 +5,9 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // PodProblem is a container that keeps a pod from becoming ready.
@@ -129,4 +132,20 @@ func PodSignal(pod *corev1.Pod) string {
 		signal += "|loading"
 	}
 	return signal
+}
+
+// PodSignalChanged passes the pod events that change what a status says: a
+// new or deleted pod with something to tell, an update that changes it.
+var PodSignalChanged = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return podSignal(e.Object) != "" },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return podSignal(e.ObjectOld) != podSignal(e.ObjectNew) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return podSignal(e.Object) != "" },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func podSignal(obj client.Object) string {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return PodSignal(pod)
+	}
+	return ""
 }

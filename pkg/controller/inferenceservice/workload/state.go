@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 )
@@ -41,9 +42,14 @@ type State struct {
 // namespace, that scan was most of the manager's CPU.
 const OwnerIndex = "serving.serval.dev/inferenceservice"
 
-// OwnerIndexValue is an object's OwnerIndex value: its InferenceService.
+// OwnerIndexValue is an object's OwnerIndex value: its InferenceService,
+// or, for a graph's router, its InferenceGraph (those live in a cache of
+// their own).
 func OwnerIndexValue(obj client.Object) []string {
 	if name, ok := obj.GetLabels()[v1beta1.InferenceServiceLabel]; ok {
+		return []string{name}
+	}
+	if name, ok := obj.GetLabels()[v1alpha1.InferenceGraphLabel]; ok {
 		return []string{name}
 	}
 	return nil
@@ -54,7 +60,7 @@ func OwnerIndexValue(obj client.Object) []string {
 func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels(c.Selector),
-		client.MatchingFields{OwnerIndex: c.Selector[v1beta1.InferenceServiceLabel]}); err != nil {
+		client.MatchingFields{OwnerIndex: c.OwnerName()}); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(pods.Items, func(i, j int) bool {

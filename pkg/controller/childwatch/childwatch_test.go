@@ -1,4 +1,4 @@
-package inferenceservice
+package childwatch_test
 
 import (
 	"testing"
@@ -8,11 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/serval-dev/serval/pkg/controller/childwatch"
 )
 
 func TestStatusSignalChanged(t *testing.T) {
 	signal := func(o client.Object) string { return o.(*appsv1.Deployment).Status.Conditions[0].Reason }
-	p := statusSignalChanged(signal)
+	p := childwatch.StatusSignalChanged(signal)
 	base := func() *appsv1.Deployment {
 		return &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Generation: 1, Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "2"}},

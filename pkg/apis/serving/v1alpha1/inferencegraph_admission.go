@@ -1,0 +1,56 @@
+package v1alpha1
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// ValidateInferenceGraph checks an InferenceGraph as admission does: its
+// name (the router's Deployment and Service take it), its deployment mode,
+// its scaling and its graph.
+func ValidateInferenceGraph(ig *InferenceGraph) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1035Label(ig.Name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ig.Name, "names the router's Deployment and Service: "+msg))
+	}
+	if v, ok := ig.Annotations[v1beta1.DeploymentModeAnnotation]; ok {
+		if _, ok := v1beta1.NormalizeDeploymentMode(v); !ok {
+			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(v1beta1.DeploymentModeAnnotation), v,
+				[]string{string(v1beta1.Standard), string(v1beta1.Knative), "RawDeployment", "Serverless"}))
+		}
+	}
+	spec := field.NewPath("spec")
+	if ig.Spec.MinReplicas != nil && ig.Spec.MaxReplicas > 0 && *ig.Spec.MinReplicas > ig.Spec.MaxReplicas {
+		errs = append(errs, field.Invalid(spec.Child("minReplicas"), *ig.Spec.MinReplicas,
+			fmt.Sprintf("must not exceed maxReplicas (%d)", ig.Spec.MaxReplicas)))
+	}
+	for _, name := range SortedNodeNames(ig.Spec.Nodes) {
+		for i, s := range ig.Spec.Nodes[name].Steps {
+			if s.ServiceName == "" {
+				continue
+			}
+			for _, msg := range validation.IsDNS1123Label(s.ServiceName) {
+				errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: fmt.Sprintf("spec.nodes.%s.steps[%d].serviceName", name, i),
+					BadValue: s.ServiceName, Detail: "names an InferenceService: " + msg})
+			}
+		}
+	}
+	for _, p := range ValidateGraph(&ig.Spec) {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: p.Path, BadValue: field.OmitValueType{}, Detail: p.Detail})
+	}
+	return errs
+}
+
+// GraphDeploymentMode is the mode a graph's router runs in: its
+// annotation, normalised, or def.
+func GraphDeploymentMode(ig metav1.Object, def v1beta1.DeploymentMode) v1beta1.DeploymentMode {
+	if mode, ok := v1beta1.NormalizeDeploymentMode(ig.GetAnnotations()[v1beta1.DeploymentModeAnnotation]); ok {
+		return mode
+	}
+	return def
+}

@@ -1,0 +1,143 @@
+package inferencegraph
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/childwatch"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+)
+
+// serviceIndex indexes graphs by the InferenceServices they name.
+const serviceIndex = "spec.serviceNames"
+
+// SetupWithManager registers the reconciler. children is the cluster
+// whose cache holds the graphs' children (objects with the graph label);
+// the manager runs it.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, children cluster.Cluster) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.InferenceGraph{}, serviceIndex, func(obj client.Object) []string {
+		return ServiceNames(&obj.(*v1alpha1.InferenceGraph).Spec)
+	}); err != nil {
+		return err
+	}
+	indexed := []client.Object{&corev1.Pod{}}
+	for _, k := range registry.Kinds() {
+		if !k.Optional() {
+			indexed = append(indexed, k.New())
+		}
+	}
+	for _, obj := range indexed {
+		if err := children.GetFieldIndexer().IndexField(ctx, obj, workload.OwnerIndex, workload.OwnerIndexValue); err != nil {
+			return err
+		}
+	}
+	r.watches = childwatch.New(children.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), &v1alpha1.InferenceGraph{}, registry.Kinds())
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named("inferencegraph").
+		WithOptions(controller.Options{RateLimiter: inferenceservice.RateLimiter()}).
+		For(&v1alpha1.InferenceGraph{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1beta1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.forService), builder.WithPredicates(serviceSignalChanged)).
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
+		WatchesRawSource(source.Kind(children.GetCache(), client.Object(&corev1.Pod{}),
+			handler.EnqueueRequestsFromMapFunc(forPod), workload.PodSignalChanged)).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.watches.Start(ctx, c)
+}
+
+// serviceSignal is what a graph reads of an InferenceService: its
+// readiness, address and protocol.
+func serviceSignal(obj client.Object) string {
+	isvc, ok := obj.(*v1beta1.InferenceService)
+	if !ok {
+		return ""
+	}
+	sig := string(isvc.Status.ProtocolVersion)
+	if isvc.Status.Address != nil {
+		sig += "|" + isvc.Status.Address.URL
+	}
+	if c := meta.FindStatusCondition(isvc.Status.Conditions, v1beta1.ConditionReady); c != nil {
+		sig += "|" + string(c.Status) + "|" + c.Reason
+	}
+	return sig
+}
+
+var serviceSignalChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool { return serviceSignal(e.ObjectOld) != serviceSignal(e.ObjectNew) },
+}
+
+// forService maps an InferenceService to the graphs that name it.
+func (r *Reconciler) forService(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &v1alpha1.InferenceGraphList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{serviceIndex: obj.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "List InferenceGraphs for an InferenceService", "inferenceService", obj.GetName())
+		return nil
+	}
+	return requests(list)
+}
+
+// forCRD re-enqueues every graph when an optional CRD appears or goes.
+func (r *Reconciler) forCRD(ctx context.Context, obj client.Object) []reconcile.Request {
+	if r.watches.CRDChanged(ctx, obj) {
+		return r.allGraphs(ctx)
+	}
+	return nil
+}
+
+// forConfig re-enqueues every graph when serval-config or Knative's
+// config-features changes.
+func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconcile.Request {
+	if key := client.ObjectKeyFromObject(obj); key != r.Config.Key() && key != r.KnativeFeatures.Key() {
+		return nil
+	}
+	return r.allGraphs(ctx)
+}
+
+func (r *Reconciler) allGraphs(ctx context.Context) []reconcile.Request {
+	list := &v1alpha1.InferenceGraphList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "List InferenceGraphs")
+		return nil
+	}
+	return requests(list)
+}
+
+func requests(list *v1alpha1.InferenceGraphList) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, ig := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ig.Namespace, Name: ig.Name}})
+	}
+	return reqs
+}
+
+// forPod maps a router pod to its graph.
+func forPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[v1alpha1.InferenceGraphLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}

@@ -1,0 +1,127 @@
+package inferencegraph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// The reasons of the graph's conditions, besides those InferenceServices
+// share (v1beta1.Reason*).
+const (
+	// ReasonWaitingForServices: an InferenceService the graph names has no
+	// address yet, so the router cannot be given the graph.
+	ReasonWaitingForServices = "WaitingForInferenceServices"
+	// ReasonServicesNotReady: an InferenceService the graph names is
+	// missing or not Ready.
+	ReasonServicesNotReady = "InferenceServicesNotReady"
+	// ReasonServicesReady: every InferenceService the graph names is Ready.
+	ReasonServicesReady = "InferenceServicesReady"
+	// ReasonReady: the graph serves.
+	ReasonReady = "Ready"
+)
+
+// computeStatus is the status the scope's observations call for.
+func computeStatus(s *scope) v1alpha1.InferenceGraphStatus {
+	st := s.orig.Status.DeepCopy()
+	st.ObservedGeneration = s.ig.Generation
+	st.DeploymentMode = s.mode
+	set := func(t string, ok bool, reason, message string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: s.ig.Generation})
+	}
+	router, ingressCond := routerCondition(s), ingressCondition(s)
+	set(v1alpha1.GraphRouterReady, router.ok, router.reason, router.message)
+	if len(s.notReady) == 0 {
+		set(v1alpha1.GraphServicesReady, true, ReasonServicesReady, "every InferenceService the graph names is Ready")
+	} else {
+		set(v1alpha1.GraphServicesReady, false, ReasonServicesNotReady, "not Ready: "+strings.Join(s.notReady, ", "))
+	}
+	set(v1alpha1.GraphIngressReady, ingressCond.ok, ingressCond.reason, ingressCond.message)
+	ready := condition{ok: true, reason: ReasonReady, message: "the router serves and every InferenceService the graph names is Ready"}
+	for _, t := range []string{v1alpha1.GraphRouterReady, v1alpha1.GraphServicesReady, v1alpha1.GraphIngressReady} {
+		if c := meta.FindStatusCondition(st.Conditions, t); c.Status != metav1.ConditionTrue {
+			ready = condition{reason: c.Reason, message: c.Message}
+			break
+		}
+	}
+	set(v1beta1.ConditionReady, ready.ok, ready.reason, ready.message)
+	if s.plan != nil {
+		st.URL, st.Address = s.plan.Top.URL, &v1beta1.Addressable{URL: s.plan.Top.ClusterURL}
+		if s.routes.URL != "" {
+			st.URL = s.routes.URL
+		}
+		if s.routes.ClusterURL != "" {
+			st.Address = &v1beta1.Addressable{URL: s.routes.ClusterURL}
+		}
+	}
+	return *st
+}
+
+type condition struct {
+	ok              bool
+	reason, message string
+}
+
+func routerCondition(s *scope) condition {
+	switch {
+	case s.failure != nil && s.failure.condition == v1alpha1.GraphRouterReady:
+		return condition{reason: s.failure.reason, message: s.failure.message}
+	case s.applyFailure != nil && !s.applyFailure.Stale():
+		return condition{reason: s.applyFailure.Reason(), message: s.applyFailure.Message()}
+	case s.waiting && !s.state.Available:
+		return condition{reason: ReasonWaitingForServices, message: "the router starts once every InferenceService the graph names has an address; not yet: " +
+			strings.Join(s.notReady, ", ")}
+	case s.state.Available && s.state.RolloutFailed:
+		return condition{ok: true, reason: v1beta1.ReasonAvailable, message: "the router serves, but its latest spec does not roll out: " + s.state.RolloutMessage}
+	case s.state.Available:
+		return condition{ok: true, reason: v1beta1.ReasonAvailable, message: "the router serves"}
+	case s.state.Problem != nil:
+		return condition{reason: v1beta1.ReasonNotAvailable, message: s.state.Problem.String()}
+	}
+	return condition{reason: v1beta1.ReasonNotAvailable, message: s.state.NotAvailableMessage}
+}
+
+func ingressCondition(s *scope) condition {
+	switch {
+	case s.failure != nil && s.failure.condition == v1alpha1.GraphIngressReady:
+		return condition{reason: s.failure.reason, message: s.failure.message}
+	case s.router == nil:
+		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route is planned once the router is"}
+	}
+	return condition{ok: s.routes.Ready, reason: s.routes.Reason, message: s.routes.Message}
+}
+
+// writeStatus patches the status once, only if it changed, and records an
+// Event when the graph turns Ready or stops being Ready.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
+	st := computeStatus(s)
+	if equality.Semantic.DeepEqual(st, s.orig.Status) {
+		return nil
+	}
+	s.ig.Status = st
+	if err := r.Client.Status().Patch(ctx, s.ig, client.MergeFrom(s.orig)); err != nil {
+		return fmt.Errorf("patch status of %s: %w", s.ig.Name, err)
+	}
+	was := meta.FindStatusCondition(s.orig.Status.Conditions, v1beta1.ConditionReady)
+	now := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
+	switch {
+	case now.Status == metav1.ConditionTrue && (was == nil || was.Status != metav1.ConditionTrue):
+		r.Recorder.Eventf(s.ig, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "InferenceGraph is Ready at %s", st.URL)
+	case now.Status != metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionTrue:
+		r.Recorder.Eventf(s.ig, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package inferencegraph_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/serval-dev/serval/pkg/operator"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+const managerNamespace = "serval-system"
+
+var (
+	env *testenv.Environment
+	k8s client.Client
+	// writes are the manager's write requests (Events apart), as
+	// "METHOD path".
+	writes requestLog
+)
+
+type requestLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet && !strings.Contains(req.URL.Path, "/events") {
+			l.mu.Lock()
+			l.paths = append(l.paths, req.Method+" "+req.URL.Path)
+			l.mu.Unlock()
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// into returns the writes into namespace ns so far.
+func (l *requestLog) into(ns string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.paths {
+		if strings.Contains(p, "/namespaces/"+ns+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
+		func(e *testenv.Environment) {
+			env, k8s = e, e.Client
+			if err := startManager(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		})
+}
+
+func startManager() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	env.AddCleanup(func() { cancel(); <-done })
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WrapTransport = writes.wrap
+	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
+		RouterImage: "example.com/serval:test"})
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+			os.Exit(1)
+		}
+	}()
+	return nil
+}
+
+// zapLevel keeps the manager quiet unless SERVAL_TEST_LOG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("SERVAL_TEST_LOG") != "" {
+		return zapcore.Level(-2)
+	}
+	return zapcore.ErrorLevel
+}
+
+// eventually polls cond until it holds, or fails the test after 30 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

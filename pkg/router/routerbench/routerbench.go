@@ -1,0 +1,265 @@
+// Package routerbench measures the InferenceGraph router (`serval bench
+// graph`): a test backend, the router binary with a graph over it and a
+// closed-loop load generator, each a process of its own on the same cores,
+// as KServe's router was measured. It reports, for a 1-step and a 3-step
+// Sequence and a 3-way Ensemble, the router's added latency at concurrency
+// 1, its throughput against calling the backend directly at concurrency 16,
+// and its CPU and allocations per request.
+package routerbench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Options configure a run.
+type Options struct {
+	// RouterBinary is the router to measure (bin/router).
+	RouterBinary string
+	// BackendCommand starts the backend process; it must serve
+	// NewBackend on the address it is given as its last argument.
+	BackendCommand []string
+	// Duration of each measurement (after a tenth more of warm-up).
+	Duration time.Duration
+	// Progress receives a line per measurement; nil discards.
+	Progress io.Writer
+}
+
+// Scenario is one graph measured.
+type Scenario struct {
+	Name string `json:"name"`
+	// Hops are the calls to the backend per request.
+	Hops int `json:"hops"`
+	// SerialRouted is the load at concurrency 1, Parallel at Concurrency.
+	SerialRouted LoadResult `json:"concurrency1"`
+	Parallel     LoadResult `json:"concurrency16"`
+	// AddedP50 is the router's added latency per hop at concurrency 1.
+	AddedP50PerHop time.Duration `json:"addedP50PerHop"`
+	// ThroughputRatio is the routed throughput at concurrency 16 over the
+	// direct throughput divided by the hops.
+	ThroughputRatio float64 `json:"throughputRatio"`
+	// CPUPerRequest and AllocsPerRequest are the router process's.
+	CPUPerRequest    time.Duration `json:"routerCPUPerRequest"`
+	AllocsPerRequest float64       `json:"routerAllocsPerRequest"`
+}
+
+// Result is a whole run.
+type Result struct {
+	Machine   string        `json:"machine"`
+	Direct1   LoadResult    `json:"direct1"`
+	Direct16  LoadResult    `json:"direct16"`
+	Scenarios []Scenario    `json:"scenarios"`
+	Duration  time.Duration `json:"durationPerMeasurement"`
+}
+
+// Concurrency of the throughput measurement, as KServe's was measured.
+const Concurrency = 16
+
+// Run measures every scenario.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Duration == 0 {
+		o.Duration = 5 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	backendAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	backend := exec.CommandContext(ctx, o.BackendCommand[0], append(o.BackendCommand[1:], backendAddr)...)
+	backend.Stderr = os.Stderr
+	if err := backend.Start(); err != nil {
+		return nil, fmt.Errorf("start the backend: %w", err)
+	}
+	defer func() { _ = backend.Process.Kill(); _ = backend.Wait() }()
+	direct := "http://" + backendAddr + "/v1/models/m:predict"
+	if err := waitServing(ctx, direct); err != nil {
+		return nil, fmt.Errorf("the backend: %w", err)
+	}
+	res := &Result{Machine: machine(), Duration: o.Duration}
+	res.Direct1 = Drive(direct, 1, o.Duration)
+	res.Direct16 = Drive(direct, Concurrency, o.Duration)
+	fmt.Fprintf(o.Progress, "direct: %s; %s\n", res.Direct1, res.Direct16)
+	for _, sc := range scenarios(direct) {
+		s, err := measure(ctx, o, sc, res)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.name, err)
+		}
+		fmt.Fprintf(o.Progress, "%s: %s; %s\n", s.Name, s.SerialRouted, s.Parallel)
+		res.Scenarios = append(res.Scenarios, s)
+	}
+	return res, nil
+}
+
+type scenario struct {
+	name  string
+	hops  int
+	graph string
+}
+
+func scenarios(backend string) []scenario {
+	step := func(name, data string) string {
+		s := `{"name":"` + name + `","serviceUrl":"` + backend + `"`
+		if data != "" {
+			s += `,"data":"` + data + `"`
+		}
+		return s + "}"
+	}
+	return []scenario{
+		{"Sequence, 1 step", 1, `{"nodes":{"root":{"routerType":"Sequence","steps":[` + step("a", "") + `]}}}`},
+		{"Sequence, 3 steps", 3, `{"nodes":{"root":{"routerType":"Sequence","steps":[` +
+			step("a", "") + "," + step("b", "$response") + "," + step("c", "$response") + `]}}}`},
+		{"Ensemble, 3 steps", 3, `{"nodes":{"root":{"routerType":"Ensemble","steps":[` +
+			step("a", "") + "," + step("b", "") + "," + step("c", "") + `]}}}`},
+	}
+}
+
+func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return Scenario{}, err
+	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return Scenario{}, err
+	}
+	cmd := exec.CommandContext(ctx, o.RouterBinary, "--graph-json="+sc.graph, "--addr="+addr, "--metrics-addr="+metricsAddr, "--drain-delay=0s")
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return Scenario{}, fmt.Errorf("start the router: %w", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	url := "http://" + addr + "/"
+	if err := waitServing(ctx, url); err != nil {
+		return Scenario{}, fmt.Errorf("the router: %w", err)
+	}
+	s := Scenario{Name: sc.name, Hops: sc.hops}
+	s.SerialRouted = Drive(url, 1, o.Duration)
+	cpu0, err := processCPU(cmd.Process.Pid)
+	if err != nil {
+		return Scenario{}, err
+	}
+	mallocs0, err := mallocs(metricsAddr)
+	if err != nil {
+		return Scenario{}, err
+	}
+	s.Parallel = Drive(url, Concurrency, o.Duration)
+	cpu1, _ := processCPU(cmd.Process.Pid)
+	mallocs1, _ := mallocs(metricsAddr)
+	// Drive warms up for a tenth of the duration before it counts.
+	total := float64(s.Parallel.Requests) * 1.1
+	if total > 0 {
+		s.CPUPerRequest = time.Duration(float64(cpu1-cpu0) / total)
+		s.AllocsPerRequest = (mallocs1 - mallocs0) / total
+	}
+	s.AddedP50PerHop = (s.SerialRouted.P50 - res.Direct1.P50*time.Duration(sc.hops)) / time.Duration(sc.hops)
+	if res.Direct16.PerSecond > 0 {
+		s.ThroughputRatio = s.Parallel.PerSecond * float64(sc.hops) / res.Direct16.PerSecond
+	}
+	return s, nil
+}
+
+// Print writes the result as a table.
+func Print(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "machine: %s; %s per measurement\n", r.Machine, r.Duration)
+	fmt.Fprintf(w, "direct: p50 %s at concurrency 1; %.0f requests/s at concurrency %d\n\n",
+		r.Direct1.P50.Round(time.Microsecond), r.Direct16.PerSecond, Concurrency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graph\tp50 c=1\tadded p50 / hop\treq/s c=16\t× direct / hops\trouter CPU / req\tallocs / req\t")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t\n", s.Name, s.SerialRouted.P50.Round(time.Microsecond),
+			s.AddedP50PerHop.Round(time.Microsecond), s.Parallel.PerSecond, s.ThroughputRatio,
+			s.CPUPerRequest.Round(100*time.Nanosecond), s.AllocsPerRequest)
+	}
+	_ = tw.Flush()
+}
+
+// ServeBackend serves NewBackend on addr until the process ends: the
+// backend process of a run.
+func ServeBackend(addr string) error {
+	return (&http.Server{Addr: addr, Handler: NewBackend(), ReadHeaderTimeout: 10 * time.Second}).ListenAndServe()
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func waitServing(ctx context.Context, url string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Post(url, "application/json", strings.NewReader(string(BenchRequest)))
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("not serving %s: %w", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// processCPU is a process's user and system CPU time so far.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil // USER_HZ is 100
+}
+
+// mallocs reads go_memstats_mallocs_total from the router's metrics.
+func mallocs(addr string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, fmt.Errorf("no go_memstats_mallocs_total in the router's metrics")
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)", numCPU(), model)
+}
+
+func numCPU() int { return runtime.NumCPU() }

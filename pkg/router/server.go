@@ -1,0 +1,123 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+)
+
+// ServerConfig is what Serve serves and how.
+type ServerConfig struct {
+	Spec    *v1alpha1.InferenceGraphSpec
+	Options Options
+	// Addr serves the graph; MetricsAddr serves /metrics ("" or "0": none).
+	Addr, MetricsAddr string
+	// ReadTimeout, WriteTimeout and IdleTimeout bound the server's
+	// connections; the graph's routerTimeouts override them.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// DrainDelay is how long readiness fails before the listener closes;
+	// ShutdownTimeout how long requests in flight may then take.
+	DrainDelay, ShutdownTimeout time.Duration
+	// Pprof serves Go's profiles at /debug/pprof/ on MetricsAddr.
+	Pprof bool
+	// Listener, when set, is used instead of listening on Addr (tests).
+	Listener net.Listener
+	// Ready, when set, receives the graph's address once it serves.
+	Ready chan<- string
+}
+
+// Serve compiles the graph and serves it until stop receives, then shuts
+// down gracefully: readiness fails for DrainDelay, the listener closes, and
+// requests in flight get ShutdownTimeout to finish.
+func Serve(c ServerConfig, stop <-chan os.Signal, log *slog.Logger) error {
+	c.applyGraphTimeouts()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := NewMetrics(reg)
+	g, err := Compile(c.Spec, c.Options, m)
+	if err != nil {
+		return fmt.Errorf("the graph is invalid: %w", err)
+	}
+	h := NewHandler(g, c.Options, m)
+	srv := NewServer(h, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout)
+	ln := c.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", c.Addr); err != nil {
+			return err
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if c.MetricsAddr != "" && c.MetricsAddr != "0" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		if c.Pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		}
+		metricsSrv = &http.Server{Addr: c.MetricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errs <- metricsSrv.ListenAndServe() }()
+	}
+	log.Info("Serving the graph", "addr", ln.Addr().String(), "nodes", len(c.Spec.Nodes))
+	if c.Ready != nil {
+		c.Ready <- ln.Addr().String()
+	}
+	select {
+	case err := <-errs:
+		return err
+	case <-stop:
+	}
+	log.Info("Shutting down: draining", "delay", c.DrainDelay.String())
+	h.Drain()
+	time.Sleep(c.DrainDelay)
+	ctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(ctx)
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(ctx)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("requests still in flight after %s", c.ShutdownTimeout)
+	}
+	return err
+}
+
+// applyGraphTimeouts lets the graph's routerTimeouts override the flags.
+func (c *ServerConfig) applyGraphTimeouts() {
+	t := c.Spec.RouterTimeouts
+	if t == nil {
+		return
+	}
+	set := func(d *time.Duration, seconds *int64) {
+		if seconds != nil {
+			*d = time.Duration(*seconds) * time.Second
+		}
+	}
+	set(&c.ReadTimeout, t.ServerRead)
+	set(&c.WriteTimeout, t.ServerWrite)
+	set(&c.IdleTimeout, t.ServerIdle)
+	set(&c.Options.StepTimeout, t.ServiceClient)
+}
+
+// NewServer returns an HTTP server of h speaking HTTP/1.1 and h2c
+// (HTTP/2 without TLS, as gRPC-style clients and meshes use it).
+func NewServer(h http.Handler, read, write, idle time.Duration) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{Handler: h, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: read, WriteTimeout: write, IdleTimeout: idle}
+}

@@ -188,6 +188,7 @@ the throughput against calling the backend directly. All on the same cores.`,
 	}
 	cmd.Flags().StringVar(&o.RouterBinary, "router", "bin/router", "the router binary (make router)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 5*time.Second, "the length of each measurement")
+	cmd.Flags().IntVar(&o.RouterCPUs, "router-cpus", 1, "the router's GOMAXPROCS, as Go sets it from the default CPU limit (1); 0 for the machine's CPUs")
 	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
 	return cmd
 }

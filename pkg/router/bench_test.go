@@ -56,9 +56,7 @@ func BenchmarkRouter(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(router.NewHandler(g, router.Options{}, router.NewMetrics(nil)))
-			defer srv.Close()
-			run(b, srv.URL)
+			run(b, start(b, router.NewHandler(g, router.Options{}, router.NewMetrics(nil))).URL)
 		})
 	}
 }

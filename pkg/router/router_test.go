@@ -97,14 +97,26 @@ func with(s v1alpha1.InferenceStep, f func(*v1alpha1.InferenceStep)) v1alpha1.In
 func hard(s *v1alpha1.InferenceStep)     { s.Dependency = v1alpha1.Hard }
 func response(s *v1alpha1.InferenceStep) { s.Data = v1alpha1.DataResponse }
 
-func serve(t *testing.T, spec *v1alpha1.InferenceGraphSpec, o router.Options) (*httptest.Server, *router.Metrics) {
+func serve(t *testing.T, spec *v1alpha1.InferenceGraphSpec, o router.Options) (*server, *router.Metrics) {
 	t.Helper()
 	m := router.NewMetrics(prometheus.NewRegistry())
 	g, err := router.Compile(spec, o, m)
 	require.NoError(t, err)
-	srv := httptest.NewServer(router.NewHandler(g, o, m))
-	t.Cleanup(srv.Close)
-	return srv, m
+	return start(t, router.NewHandler(g, o, m)), m
+}
+
+// server is a router server on a loopback port.
+type server struct{ URL string }
+
+// start serves h with the router's own server, as cmd/router does.
+func start(t testing.TB, h *router.Handler) *server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := router.NewServer(h, time.Minute, time.Minute, 3*time.Minute)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return &server{URL: "http://" + ln.Addr().String()}
 }
 
 func post(t *testing.T, u, body string, hdr ...string) (int, string) {
@@ -377,8 +389,7 @@ func TestReadinessAndDrain(t *testing.T) {
 		Steps: []v1alpha1.InferenceStep{url("http://127.0.0.1:1")}}}), router.Options{}, nil)
 	require.NoError(t, err)
 	h := router.NewHandler(g, router.Options{}, nil)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	srv := start(t, h)
 	get := func(path string) int {
 		resp, err := http.Get(srv.URL + path)
 		require.NoError(t, err)
@@ -421,8 +432,7 @@ func TestMetrics(t *testing.T) {
 	m := router.NewMetrics(reg)
 	g, err := router.Compile(spec, router.Options{}, m)
 	require.NoError(t, err)
-	srv := httptest.NewServer(router.NewHandler(g, router.Options{}, m))
-	t.Cleanup(srv.Close)
+	srv := start(t, router.NewHandler(g, router.Options{}, m))
 	for range 3 {
 		post(t, srv.URL, `{}`)
 	}

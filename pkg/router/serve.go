@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -38,64 +39,103 @@ func (h *Handler) Drain() { h.draining.Store(true) }
 
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: the path of HTTP/2 (h2c) requests
+// and of any server other than Server.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && (r.URL.Path == "/readyz" || r.URL.Path == "/livez") {
-		if r.URL.Path == "/readyz" && h.draining.Load() {
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
+	if r.Method == http.MethodGet && h.health(r.URL.Path, httpResponder{w}) {
 		return
 	}
+	h.serve(r.Context(), r.Header, r.Body, r.ContentLength, httpResponder{w})
+}
+
+// health answers the health checks, GET /readyz and GET /livez; it reports
+// whether path was one.
+func (h *Handler) health(path string, out responder) bool {
+	switch {
+	case path == "/readyz" && h.draining.Load():
+		out.respond(http.StatusServiceUnavailable, "text/plain", []byte("shutting down"), nil, -1)
+	case path == "/readyz" || path == "/livez":
+		out.respond(http.StatusOK, "text/plain", []byte("ok"), nil, -1)
+	default:
+		return false
+	}
+	return true
+}
+
+// responder writes a response: a body of bytes, or a stream of length
+// bytes (-1: unknown).
+type responder interface {
+	respond(status int, contentType string, body []byte, stream io.Reader, length int64)
+}
+
+// serve routes one request through the graph and writes the answer.
+func (h *Handler) serve(ctx context.Context, header http.Header, body io.Reader, length int64, out responder) {
 	start := time.Now()
-	ctx := r.Context()
 	if h.graph.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.graph.timeout)
 		defer cancel()
 	}
-	in := &input{header: r.Header}
+	in := &input{header: header}
 	if h.graph.root.streams {
-		in.stream, in.length = r.Body, r.ContentLength
+		in.stream, in.length = body, length
 	} else {
 		buf := buffers.Get().(*bytes.Buffer)
 		buf.Reset()
 		defer buffers.Put(buf)
-		if _, err := buf.ReadFrom(r.Body); err != nil {
-			h.fail(w, start, &Error{Status: http.StatusBadRequest, Message: "read the request body: " + err.Error()})
+		if _, err := buf.ReadFrom(body); err != nil {
+			h.fail(out, start, &Error{Status: http.StatusBadRequest, Message: "read the request body: " + err.Error()})
 			return
 		}
 		in.body = buf.Bytes()
 	}
 	rep, err := h.run(ctx, h.graph.root, in, true)
 	if err != nil {
-		h.fail(w, start, asError(err))
+		h.fail(out, start, asError(err))
 		return
 	}
-	h.respond(w, start, rep)
+	if rep.stream != nil {
+		out.respond(rep.status, rep.contentType, nil, rep.stream, rep.length)
+		_ = rep.stream.Close()
+	} else {
+		out.respond(rep.status, rep.contentType, rep.body, nil, int64(len(rep.body)))
+	}
+	h.metrics.request(start, rep.status)
 }
 
-func (h *Handler) respond(w http.ResponseWriter, start time.Time, rep *reply) {
-	switch rep.contentType {
+func (h *Handler) fail(out responder, start time.Time, e *Error) {
+	body := e.JSON()
+	out.respond(e.Status, jsonType, body, nil, int64(len(body)))
+	h.metrics.request(start, e.Status)
+}
+
+// httpResponder writes through net/http.
+type httpResponder struct{ w http.ResponseWriter }
+
+func (r httpResponder) respond(status int, contentType string, body []byte, stream io.Reader, _ int64) {
+	switch contentType {
 	case "":
 	case jsonType:
-		w.Header()["Content-Type"] = jsonContentType
+		r.w.Header()["Content-Type"] = jsonContentType
 	default:
-		w.Header()["Content-Type"] = []string{rep.contentType}
+		r.w.Header()["Content-Type"] = []string{contentType}
 	}
-	w.WriteHeader(rep.status)
-	h.metrics.request(start, rep.status)
-	if rep.stream == nil {
-		_, _ = w.Write(rep.body)
+	r.w.WriteHeader(status)
+	if stream == nil {
+		_, _ = r.w.Write(body)
 		return
 	}
+	copyStream(r.w, stream)
+}
+
+// copyStream copies a streaming body with a pooled buffer.
+func copyStream(w io.Writer, stream io.Reader) {
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	buf.Grow(32 << 10)
 	p := buf.AvailableBuffer()[:32<<10]
 	for {
-		n, err := rep.stream.Read(p)
+		n, err := stream.Read(p)
 		if n > 0 {
 			if _, werr := w.Write(p[:n]); werr != nil {
 				break
@@ -106,7 +146,6 @@ func (h *Handler) respond(w http.ResponseWriter, start time.Time, rep *reply) {
 		}
 	}
 	buffers.Put(buf)
-	_ = rep.stream.Close()
 }
 
 // jsonType is the content type of nearly every response; jsonContentType
@@ -114,13 +153,6 @@ func (h *Handler) respond(w http.ResponseWriter, start time.Time, rep *reply) {
 const jsonType = "application/json"
 
 var jsonContentType = []string{jsonType}
-
-func (h *Handler) fail(w http.ResponseWriter, start time.Time, e *Error) {
-	w.Header()["Content-Type"] = jsonContentType
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.JSON())
-	h.metrics.request(start, e.Status)
-}
 
 // run routes in through node n. stream asks for the reply's body left
 // streaming when it is the answer to the client.

@@ -111,13 +111,3 @@ func (c *ServerConfig) applyGraphTimeouts() {
 	set(&c.IdleTimeout, t.ServerIdle)
 	set(&c.Options.StepTimeout, t.ServiceClient)
 }
-
-// NewServer returns an HTTP server of h speaking HTTP/1.1 and h2c
-// (HTTP/2 without TLS, as gRPC-style clients and meshes use it).
-func NewServer(h http.Handler, read, write, idle time.Duration) *http.Server {
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	return &http.Server{Handler: h, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: read, WriteTimeout: write, IdleTimeout: idle}
-}

@@ -91,6 +91,8 @@ type reply struct {
 	contentType string
 	body        []byte
 	stream      io.ReadCloser
+	// length is the streaming body's length, -1 when unknown (chunked).
+	length int64
 }
 
 // bytes reads a streaming body to the end.
@@ -250,10 +252,12 @@ func (u *upstream) release(c *upstreamConn) {
 }
 
 func (u *upstream) roundTrip(ctx context.Context, c *upstreamConn, in *input, propagate func(http.Header, *bufio.Writer), stream bool) (*reply, error) {
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	// A cancelled call leaves the deadline in the past; the connection is
-	// closed then, never reused.
-	defer stop()
+	if ctx.Done() != nil {
+		// A cancelled call leaves the deadline in the past; the connection
+		// is closed then, never reused.
+		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
 	w := c.bw
 	_, _ = w.Write(u.head)
 	propagate(in.header, w)
@@ -373,7 +377,10 @@ func (u *upstream) readResponse(c *upstreamConn, stream bool) (*reply, error) {
 	b := &c.body
 	*b = body2conn{r: body, u: u, c: c, closeAfter: closeAfter, chunked: chunked}
 	if stream {
-		r.stream = b
+		r.stream, r.length = b, length
+		if chunked {
+			r.length = -1
+		}
 		return r, nil
 	}
 	data, err := io.ReadAll(b)

@@ -32,6 +32,11 @@ type Options struct {
 	BackendCommand []string
 	// Duration of each measurement (after a tenth more of warm-up).
 	Duration time.Duration
+	// RouterCPUs is the router's GOMAXPROCS: in a cluster, Go sets it from
+	// the container's CPU limit, which for the router is 1 unless
+	// serval-config's router.cpuLimit says otherwise. 0 leaves Go's default
+	// (the machine's CPUs).
+	RouterCPUs int
 	// Progress receives a line per measurement; nil discards.
 	Progress io.Writer
 }
@@ -44,8 +49,9 @@ type Scenario struct {
 	// SerialRouted is the load at concurrency 1, Parallel at Concurrency.
 	SerialRouted LoadResult `json:"concurrency1"`
 	Parallel     LoadResult `json:"concurrency16"`
-	// AddedP50 is the router's added latency per hop at concurrency 1.
-	AddedP50PerHop time.Duration `json:"addedP50PerHop"`
+	// AddedP50 is the router's added latency at concurrency 1: the p50
+	// through the graph less hops times the direct p50.
+	AddedP50 time.Duration `json:"addedP50"`
 	// ThroughputRatio is the routed throughput at concurrency 16 over the
 	// direct throughput divided by the hops.
 	ThroughputRatio float64 `json:"throughputRatio"`
@@ -61,6 +67,8 @@ type Result struct {
 	Direct16  LoadResult    `json:"direct16"`
 	Scenarios []Scenario    `json:"scenarios"`
 	Duration  time.Duration `json:"durationPerMeasurement"`
+	// RouterCPUs is the router's GOMAXPROCS ("default": the machine's).
+	RouterCPUs string `json:"routerGOMAXPROCS"`
 }
 
 // Concurrency of the throughput measurement, as KServe's was measured.
@@ -88,7 +96,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := waitServing(ctx, direct); err != nil {
 		return nil, fmt.Errorf("the backend: %w", err)
 	}
-	res := &Result{Machine: machine(), Duration: o.Duration}
+	res := &Result{Machine: machine(), Duration: o.Duration, RouterCPUs: "default"}
+	if o.RouterCPUs > 0 {
+		res.RouterCPUs = strconv.Itoa(o.RouterCPUs)
+	}
 	res.Direct1 = Drive(direct, 1, o.Duration)
 	res.Direct16 = Drive(direct, Concurrency, o.Duration)
 	fmt.Fprintf(o.Progress, "direct: %s; %s\n", res.Direct1, res.Direct16)
@@ -137,6 +148,9 @@ func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario
 	}
 	cmd := exec.CommandContext(ctx, o.RouterBinary, "--graph-json="+sc.graph, "--addr="+addr, "--metrics-addr="+metricsAddr, "--drain-delay=0s")
 	cmd.Stderr = io.Discard
+	if o.RouterCPUs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.RouterCPUs))
+	}
 	if err := cmd.Start(); err != nil {
 		return Scenario{}, fmt.Errorf("start the router: %w", err)
 	}
@@ -164,7 +178,7 @@ func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario
 		s.CPUPerRequest = time.Duration(float64(cpu1-cpu0) / total)
 		s.AllocsPerRequest = (mallocs1 - mallocs0) / total
 	}
-	s.AddedP50PerHop = (s.SerialRouted.P50 - res.Direct1.P50*time.Duration(sc.hops)) / time.Duration(sc.hops)
+	s.AddedP50 = s.SerialRouted.P50 - res.Direct1.P50*time.Duration(sc.hops)
 	if res.Direct16.PerSecond > 0 {
 		s.ThroughputRatio = s.Parallel.PerSecond * float64(sc.hops) / res.Direct16.PerSecond
 	}
@@ -173,14 +187,14 @@ func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario
 
 // Print writes the result as a table.
 func Print(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "machine: %s; %s per measurement\n", r.Machine, r.Duration)
+	fmt.Fprintf(w, "machine: %s; %s per measurement; router GOMAXPROCS %s\n", r.Machine, r.Duration, r.RouterCPUs)
 	fmt.Fprintf(w, "direct: p50 %s at concurrency 1; %.0f requests/s at concurrency %d\n\n",
 		r.Direct1.P50.Round(time.Microsecond), r.Direct16.PerSecond, Concurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "graph\tp50 c=1\tadded p50 / hop\treq/s c=16\t× direct / hops\trouter CPU / req\tallocs / req\t")
+	fmt.Fprintln(tw, "graph\tp50 c=1\tadded p50\treq/s c=16\t× direct ÷ hops\trouter CPU / req\tallocs / req\t")
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t\n", s.Name, s.SerialRouted.P50.Round(time.Microsecond),
-			s.AddedP50PerHop.Round(time.Microsecond), s.Parallel.PerSecond, s.ThroughputRatio,
+			s.AddedP50.Round(time.Microsecond), s.Parallel.PerSecond, s.ThroughputRatio,
 			s.CPUPerRequest.Round(100*time.Nanosecond), s.AllocsPerRequest)
 	}
 	_ = tw.Flush()

@@ -93,6 +93,14 @@ N ?= 100
 bench-scale: controlplane ## Measure Serval with N InferenceServices against the floor (N=1000; BENCH_ARGS="--json out.json").
 	go run ./cmd/serval bench -n $(N) $(BENCH_ARGS)
 
+.PHONY: router
+router: ## Build the InferenceGraph router into bin/router.
+	go build -o $(BIN)/router ./cmd/router
+
+.PHONY: bench-graph
+bench-graph: router ## Measure the InferenceGraph router against calling a backend directly (BENCH_ARGS="--json out.json").
+	go run ./cmd/serval bench graph --router $(BIN)/router $(BENCH_ARGS)
+
 ##@ Tools
 
 .PHONY: controlplane

@@ -29,7 +29,7 @@ func main() {
 	flag.DurationVar(&c.WriteTimeout, "server-write-timeout", 60*time.Second, "Bound of writing a whole response.")
 	flag.DurationVar(&c.IdleTimeout, "server-idle-timeout", 180*time.Second, "Bound of an idle keep-alive connection.")
 	flag.DurationVar(&c.DrainDelay, "drain-delay", 5*time.Second, "On SIGTERM, how long readiness fails before the listener closes, so that the router leaves its Service first.")
-	flag.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "On SIGTERM, how long requests in flight may take to finish.")
+	flag.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "On SIGTERM, after the drain delay, how long requests in flight may take to finish (with the drain delay, within the pod's default 30 s grace period).")
 	flag.BoolVar(&c.Pprof, "pprof", false, "Serve Go's profiles at /debug/pprof/ on the metrics address.")
 	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	flag.Parse()

@@ -146,7 +146,7 @@ the control plane in bin/ (make controlplane).`,
 	cmd.Flags().BoolVar(&o.SkipFloor, "no-floor", false, "skip the floor run")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor")
 	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
-	cmd.AddCommand(benchGraphCommand(), benchBackendCommand())
+	cmd.AddCommand(benchGraphCommand(), benchBackendCommand(), benchProxyCommand())
 	return cmd
 }
 
@@ -160,7 +160,10 @@ func benchGraphCommand() *cobra.Command {
 server), then, for a 1-step and a 3-step Sequence and a 3-way Ensemble over
 it, the router binary with that graph, and drives each with a closed-loop
 load generator: at concurrency 1 for the added latency, at concurrency 16 for
-the throughput against calling the backend directly. All on the same cores.`,
+the throughput, each right after the same load on the backend directly. All
+on the same cores; the figures are the medians of the rounds. The floor is a
+TCP proxy in its own process that copies bytes both ways with no HTTP at
+all: what any proxy costs at the least on the machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -170,6 +173,7 @@ the throughput against calling the backend directly. All on the same cores.`,
 				return err
 			}
 			o.BackendCommand = []string{self, "bench", "backend"}
+			o.ProxyCommand = []string{self, "bench", "tcp-proxy"}
 			o.Progress = cmd.ErrOrStderr()
 			res, err := routerbench.Run(ctx, o)
 			if err != nil {
@@ -187,7 +191,8 @@ the throughput against calling the backend directly. All on the same cores.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.RouterBinary, "router", "bin/router", "the router binary (make router)")
-	cmd.Flags().DurationVar(&o.Duration, "duration", 5*time.Second, "the length of each measurement")
+	cmd.Flags().DurationVar(&o.Duration, "duration", 3*time.Second, "the length of each measurement")
+	cmd.Flags().IntVar(&o.Rounds, "rounds", 3, "rounds per graph (direct and routed, at concurrency 1 and 16); the figures are the medians")
 	cmd.Flags().IntVar(&o.RouterCPUs, "router-cpus", 1, "the router's GOMAXPROCS, as Go sets it from the default CPU limit (1); 0 for the machine's CPUs")
 	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
 	return cmd
@@ -198,6 +203,14 @@ func benchBackendCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "backend ADDR", Hidden: true, Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return routerbench.ServeBackend(args[0]) },
+	}
+}
+
+// benchProxyCommand is the floor of `serval bench graph`: a TCP proxy.
+func benchProxyCommand() *cobra.Command {
+	return &cobra.Command{
+		Use: "tcp-proxy ADDR BACKEND", Hidden: true, Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error { return routerbench.ServeTCPProxy(args[0], args[1]) },
 	}
 }
 

@@ -41,6 +41,9 @@ var knownAnnotations = map[string]bool{
 // writes the deployment mode where KServe's default meant Knative.
 func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	spec := lookup(obj, "spec")
+	if kind == "InferenceGraph" {
+		return nil // every field of KServe's InferenceGraph is served
+	}
 	if kind != "InferenceService" {
 		var out []finding
 		for _, f := range unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter", "workerSpec"}) {

@@ -116,4 +116,3 @@ func buildRouter(t *testing.T) string {
 	require.NoError(t, err, string(out))
 	return bin
 }
-

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,8 +31,16 @@ type Options struct {
 	// BackendCommand starts the backend process; it must serve
 	// NewBackend on the address it is given as its last argument.
 	BackendCommand []string
+	// ProxyCommand starts the floor: a process that copies bytes between
+	// each client connection and a connection of its own to the backend,
+	// with no HTTP at all (ServeTCPProxy). Its arguments: the address to
+	// listen on, then the backend's.
+	ProxyCommand []string
 	// Duration of each measurement (after a tenth more of warm-up).
 	Duration time.Duration
+	// Rounds is how many times each scenario is measured (3 by default);
+	// the figures are the medians.
+	Rounds int
 	// RouterCPUs is the router's GOMAXPROCS: in a cluster, Go sets it from
 	// the container's CPU limit, which for the router is 1 unless
 	// serval-config's router.cpuLimit says otherwise. 0 leaves Go's default
@@ -41,30 +50,41 @@ type Options struct {
 	Progress io.Writer
 }
 
-// Scenario is one graph measured.
+// Scenario is one graph measured: the medians over the rounds.
 type Scenario struct {
 	Name string `json:"name"`
 	// Hops are the calls to the backend per request.
 	Hops int `json:"hops"`
-	// SerialRouted is the load at concurrency 1, Parallel at Concurrency.
-	SerialRouted LoadResult `json:"concurrency1"`
-	Parallel     LoadResult `json:"concurrency16"`
 	// AddedP50 is the router's added latency at concurrency 1: the p50
-	// through the graph less hops times the direct p50.
+	// through the graph less hops times the direct p50 measured just before.
 	AddedP50 time.Duration `json:"addedP50"`
-	// ThroughputRatio is the routed throughput at concurrency 16 over the
-	// direct throughput divided by the hops.
+	// ThroughputRatio is the routed throughput at concurrency 16, times the
+	// hops, over the direct throughput measured just before.
 	ThroughputRatio float64 `json:"throughputRatio"`
+	// P50 and PerSecond are the routed p50 at concurrency 1 and requests
+	// per second at concurrency 16.
+	P50       time.Duration `json:"p50"`
+	PerSecond float64       `json:"requestsPerSecond"`
 	// CPUPerRequest and AllocsPerRequest are the router process's.
 	CPUPerRequest    time.Duration `json:"routerCPUPerRequest"`
 	AllocsPerRequest float64       `json:"routerAllocsPerRequest"`
+	// Rounds are the measurements the medians come from.
+	Rounds []Round `json:"rounds"`
+}
+
+// Round is one round of a scenario: the backend directly and through the
+// router, at concurrency 1 and 16, one right after the other, so that the
+// ratios compare runs under the same conditions.
+type Round struct {
+	Direct1  LoadResult `json:"direct1"`
+	Routed1  LoadResult `json:"routed1"`
+	Direct16 LoadResult `json:"direct16"`
+	Routed16 LoadResult `json:"routed16"`
 }
 
 // Result is a whole run.
 type Result struct {
 	Machine   string        `json:"machine"`
-	Direct1   LoadResult    `json:"direct1"`
-	Direct16  LoadResult    `json:"direct16"`
 	Scenarios []Scenario    `json:"scenarios"`
 	Duration  time.Duration `json:"durationPerMeasurement"`
 	// RouterCPUs is the router's GOMAXPROCS ("default": the machine's).
@@ -77,7 +97,10 @@ const Concurrency = 16
 // Run measures every scenario.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Duration == 0 {
-		o.Duration = 5 * time.Second
+		o.Duration = 3 * time.Second
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 3
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -100,15 +123,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.RouterCPUs > 0 {
 		res.RouterCPUs = strconv.Itoa(o.RouterCPUs)
 	}
-	res.Direct1 = Drive(direct, 1, o.Duration)
-	res.Direct16 = Drive(direct, Concurrency, o.Duration)
-	fmt.Fprintf(o.Progress, "direct: %s; %s\n", res.Direct1, res.Direct16)
-	for _, sc := range scenarios(direct) {
-		s, err := measure(ctx, o, sc, res)
+	all := scenarios(direct)
+	if len(o.ProxyCommand) > 0 {
+		all = append([]scenario{{name: "TCP proxy (floor)", hops: 1, proxy: true}}, all...)
+	}
+	for _, sc := range all {
+		s, err := measure(ctx, o, sc, direct, backendAddr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sc.name, err)
 		}
-		fmt.Fprintf(o.Progress, "%s: %s; %s\n", s.Name, s.SerialRouted, s.Parallel)
 		res.Scenarios = append(res.Scenarios, s)
 	}
 	return res, nil
@@ -118,6 +141,8 @@ type scenario struct {
 	name  string
 	hops  int
 	graph string
+	// proxy: the floor, a TCP proxy instead of the router.
+	proxy bool
 }
 
 func scenarios(backend string) []scenario {
@@ -129,15 +154,15 @@ func scenarios(backend string) []scenario {
 		return s + "}"
 	}
 	return []scenario{
-		{"Sequence, 1 step", 1, `{"nodes":{"root":{"routerType":"Sequence","steps":[` + step("a", "") + `]}}}`},
-		{"Sequence, 3 steps", 3, `{"nodes":{"root":{"routerType":"Sequence","steps":[` +
+		{name: "Sequence, 1 step", hops: 1, graph: `{"nodes":{"root":{"routerType":"Sequence","steps":[` + step("a", "") + `]}}}`},
+		{name: "Sequence, 3 steps", hops: 3, graph: `{"nodes":{"root":{"routerType":"Sequence","steps":[` +
 			step("a", "") + "," + step("b", "$response") + "," + step("c", "$response") + `]}}}`},
-		{"Ensemble, 3 steps", 3, `{"nodes":{"root":{"routerType":"Ensemble","steps":[` +
+		{name: "Ensemble, 3 steps", hops: 3, graph: `{"nodes":{"root":{"routerType":"Ensemble","steps":[` +
 			step("a", "") + "," + step("b", "") + "," + step("c", "") + `]}}}`},
 	}
 }
 
-func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario, error) {
+func measure(ctx context.Context, o Options, sc scenario, direct, backendAddr string) (Scenario, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return Scenario{}, err
@@ -147,6 +172,9 @@ func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario
 		return Scenario{}, err
 	}
 	cmd := exec.CommandContext(ctx, o.RouterBinary, "--graph-json="+sc.graph, "--addr="+addr, "--metrics-addr="+metricsAddr, "--drain-delay=0s")
+	if sc.proxy {
+		cmd = exec.CommandContext(ctx, o.ProxyCommand[0], append(o.ProxyCommand[1:], addr, backendAddr)...)
+	}
 	cmd.Stderr = io.Discard
 	if o.RouterCPUs > 0 {
 		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.RouterCPUs))
@@ -160,44 +188,99 @@ func measure(ctx context.Context, o Options, sc scenario, res *Result) (Scenario
 		return Scenario{}, fmt.Errorf("the router: %w", err)
 	}
 	s := Scenario{Name: sc.name, Hops: sc.hops}
-	s.SerialRouted = Drive(url, 1, o.Duration)
-	cpu0, err := processCPU(cmd.Process.Pid)
-	if err != nil {
-		return Scenario{}, err
+	var added, p50 []time.Duration
+	var ratios, perSecond []float64
+	var cpu time.Duration
+	var allocs, requests float64
+	for range o.Rounds {
+		var r Round
+		r.Direct1 = Drive(direct, 1, o.Duration)
+		r.Routed1 = Drive(url, 1, o.Duration)
+		r.Direct16 = Drive(direct, Concurrency, o.Duration)
+		cpu0, err := processCPU(cmd.Process.Pid)
+		if err != nil {
+			return Scenario{}, err
+		}
+		var mallocs0, mallocs1 float64
+		if !sc.proxy {
+			if mallocs0, err = mallocs(metricsAddr); err != nil {
+				return Scenario{}, err
+			}
+		}
+		r.Routed16 = Drive(url, Concurrency, o.Duration)
+		cpu1, _ := processCPU(cmd.Process.Pid)
+		if !sc.proxy {
+			mallocs1, _ = mallocs(metricsAddr)
+		}
+		// Drive warms up for a tenth of the duration before it counts.
+		requests += float64(r.Routed16.Requests) * 1.1
+		cpu += cpu1 - cpu0
+		allocs += mallocs1 - mallocs0
+		added = append(added, r.Routed1.P50-r.Direct1.P50*time.Duration(sc.hops))
+		p50 = append(p50, r.Routed1.P50)
+		perSecond = append(perSecond, r.Routed16.PerSecond)
+		if r.Direct16.PerSecond > 0 {
+			ratios = append(ratios, r.Routed16.PerSecond*float64(sc.hops)/r.Direct16.PerSecond)
+		}
+		s.Rounds = append(s.Rounds, r)
+		fmt.Fprintf(o.Progress, "%s: direct %s, %s; routed %s, %s\n", sc.name, r.Direct1, r.Direct16, r.Routed1, r.Routed16)
 	}
-	mallocs0, err := mallocs(metricsAddr)
-	if err != nil {
-		return Scenario{}, err
-	}
-	s.Parallel = Drive(url, Concurrency, o.Duration)
-	cpu1, _ := processCPU(cmd.Process.Pid)
-	mallocs1, _ := mallocs(metricsAddr)
-	// Drive warms up for a tenth of the duration before it counts.
-	total := float64(s.Parallel.Requests) * 1.1
-	if total > 0 {
-		s.CPUPerRequest = time.Duration(float64(cpu1-cpu0) / total)
-		s.AllocsPerRequest = (mallocs1 - mallocs0) / total
-	}
-	s.AddedP50 = s.SerialRouted.P50 - res.Direct1.P50*time.Duration(sc.hops)
-	if res.Direct16.PerSecond > 0 {
-		s.ThroughputRatio = s.Parallel.PerSecond * float64(sc.hops) / res.Direct16.PerSecond
+	s.AddedP50, s.P50 = median(added), median(p50)
+	s.ThroughputRatio, s.PerSecond = median(ratios), median(perSecond)
+	if requests > 0 {
+		s.CPUPerRequest = time.Duration(float64(cpu) / requests)
+		s.AllocsPerRequest = allocs / requests
 	}
 	return s, nil
 }
 
+func median[T time.Duration | float64](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
 // Print writes the result as a table.
 func Print(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "machine: %s; %s per measurement; router GOMAXPROCS %s\n", r.Machine, r.Duration, r.RouterCPUs)
-	fmt.Fprintf(w, "direct: p50 %s at concurrency 1; %.0f requests/s at concurrency %d\n\n",
-		r.Direct1.P50.Round(time.Microsecond), r.Direct16.PerSecond, Concurrency)
+	fmt.Fprintf(w, "machine: %s; router GOMAXPROCS %s; medians of %d rounds of %s per measurement\n\n",
+		r.Machine, r.RouterCPUs, len(r.Scenarios[0].Rounds), r.Duration)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graph\tp50 c=1\tadded p50\treq/s c=16\t× direct ÷ hops\trouter CPU / req\tallocs / req\t")
 	for _, s := range r.Scenarios {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t\n", s.Name, s.SerialRouted.P50.Round(time.Microsecond),
-			s.AddedP50.Round(time.Microsecond), s.Parallel.PerSecond, s.ThroughputRatio,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.2f\t%s\t%.0f\t\n", s.Name, s.P50.Round(time.Microsecond),
+			s.AddedP50.Round(time.Microsecond), s.PerSecond, s.ThroughputRatio,
 			s.CPUPerRequest.Round(100*time.Nanosecond), s.AllocsPerRequest)
 	}
 	_ = tw.Flush()
+}
+
+// ServeTCPProxy copies bytes between each connection accepted on addr and
+// a connection of its own to backend, until the process ends: the floor of
+// a run, what any proxy in its own process costs at the least.
+func ServeTCPProxy(addr, backend string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("tcp", backend)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			go func() { _, _ = io.Copy(u, c) }()
+			_, _ = io.Copy(c, u)
+		}()
+	}
 }
 
 // ServeBackend serves NewBackend on addr until the process ends: the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/storage"
 )
 
 // ConfigMapName is the name of Serval's ConfigMap, in the manager's namespace.
@@ -51,6 +52,10 @@ type StorageInitializer struct {
 	Image string
 	// Resources (keys storageInitializer.cpuRequest, ...).
 	Resources corev1.ResourceRequirements
+	// Modelcar configures OCI model images (keys
+	// storageInitializer.enableModelcar, ociModelMode, cpuModelcar,
+	// memoryModelcar, uidModelcar; KServe's names and defaults).
+	Modelcar storage.Modelcar
 }
 
 // Defaults are the values of keys absent from the ConfigMap.
@@ -61,6 +66,11 @@ var Defaults = map[string]string{
 	"storageInitializer.cpuLimit":        "1",
 	"storageInitializer.memoryRequest":   "100Mi",
 	"storageInitializer.memoryLimit":     "1Gi",
+	"storageInitializer.enableModelcar":  "true",
+	"storageInitializer.ociModelMode":    "modelcar",
+	"storageInitializer.cpuModelcar":     "10m",
+	"storageInitializer.memoryModelcar":  "15Mi",
+	"storageInitializer.uidModelcar":     "1010",
 	"resources.cpuRequest":               "1",
 	"resources.cpuLimit":                 "1",
 	"resources.memoryRequest":            "2Gi",
@@ -120,6 +130,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	}
 	cfg.StorageInitializer.Image = p.nonEmpty("storageInitializer.image")
 	cfg.StorageInitializer.Resources = p.resources("storageInitializer.")
+	cfg.StorageInitializer.Modelcar = p.modelcar()
 	cfg.DefaultResources = p.resources("resources.")
 	cfg.Ingress = p.ingress()
 	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders")}
@@ -183,6 +194,30 @@ func (p *parser) resources(prefix string) corev1.ResourceRequirements {
 			corev1.ResourceMemory: p.quantity(prefix + "memoryLimit"),
 		},
 	}
+}
+
+// modelcar reads the OCI model image keys.
+func (p *parser) modelcar() storage.Modelcar {
+	m := storage.Modelcar{Enabled: p.boolean("storageInitializer.enableModelcar")}
+	switch mode := p.value("storageInitializer.ociModelMode"); mode {
+	case storage.OCIModelcar, storage.OCINative, storage.OCIFetch:
+		m.Mode = mode
+	default:
+		p.fail("storageInitializer.ociModelMode", mode, "is not an OCI model mode: use modelcar, native or fetch")
+	}
+	cpu, memory := p.quantity("storageInitializer.cpuModelcar"), p.quantity("storageInitializer.memoryModelcar")
+	m.Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory},
+	}
+	if v := p.value("storageInitializer.uidModelcar"); v != "" {
+		uid, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || uid < 0 {
+			p.fail("storageInitializer.uidModelcar", v, "is not a user ID: use a whole number, or empty to keep the images' users")
+		}
+		m.UID = &uid
+	}
+	return m
 }
 
 // list reads a comma-separated list, without empty items.

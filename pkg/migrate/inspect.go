@@ -64,7 +64,6 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 		path := "spec." + component
 		out = append(out, unsupported(c, path, []string{"logger", "batcher", "autoScaling", "workerSpec", "art"})...)
 		if component == "predictor" {
-			out = append(out, unsupported(c, path, []string{"storageUris"})...)
 			out = append(out, predictorFindings(c, path, opts)...)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -329,6 +330,17 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if r.Concurrency == 0 {
 		r.Concurrency = DefaultMaxConcurrentReconciles
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	r.ImageVolumes = &inferenceservice.ImageVolumes{DryRun: mgr.GetClient(), Version: func() (string, error) {
+		v, err := dc.ServerVersion()
+		if err != nil {
+			return "", err
+		}
+		return v.GitVersion, nil
+	}}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)
 	}

@@ -23,10 +23,13 @@ const (
 	defaultStorageKey = "default"
 )
 
-// Initializer is the configured storage-initializer container.
+// Initializer is the configured storage-initializer container, and how OCI
+// model images are handled.
 type Initializer struct {
 	Image     string
 	Resources corev1.ResourceRequirements
+	// Modelcar configures OCI model images.
+	Modelcar Modelcar
 }
 
 // Credentials are the inputs for the initializer's credentials.
@@ -48,16 +51,36 @@ type Credentials struct {
 
 // Plan is what the pod needs for the model.
 type Plan struct {
-	// InitContainer downloads the model; nil for pvc://.
+	// InitContainer downloads the model; nil for pvc:// and for OCI
+	// images as modelcars or image volumes.
 	InitContainer *corev1.Container
 	// Volumes are added to the pod.
 	Volumes []corev1.Volume
 	// ServerMount mounts the model into the model server, read-only.
 	ServerMount corev1.VolumeMount
+	// ExtraServerMounts are further mounts of the model server (storageUris
+	// on claims).
+	ExtraServerMounts []corev1.VolumeMount
+	// Modelcar is the OCI modelcar sidecar, and ModelcarInit the init
+	// container that pulls its image before the model server starts; both
+	// nil unless the model is a modelcar. The pod then shares its process
+	// namespace, and ServerRunAsUser is the model server's user.
+	Modelcar, ModelcarInit *corev1.Container
+	ServerRunAsUser        *int64
 }
 
 // MakePlan returns the pod changes for a parsed location.
 func MakePlan(loc Location, init Initializer, creds Credentials) Plan {
+	if loc.Kind == OCI {
+		switch init.Modelcar.modeOf(loc) {
+		case OCIModelcar:
+			return modelcarPlan(loc.Image, init.Modelcar)
+		case OCINative:
+			return imageVolumePlan(loc.Image)
+		}
+		// Fetched: the storage initializer copies the image's files.
+		loc = Location{URI: "oci://" + loc.Image, Scheme: "oci", Kind: Download}
+	}
 	if loc.Kind == PVC {
 		return Plan{
 			Volumes: []corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{

@@ -21,11 +21,19 @@ func TestParse(t *testing.T) {
 		{uri: "hf://org/model", want: Location{URI: "hf://org/model", Scheme: "hf", Kind: Download}},
 		{uri: "pvc://claim/dir/model", want: Location{URI: "pvc://claim/dir/model", Scheme: "pvc", Kind: PVC, Claim: "claim", SubPath: "dir/model"}},
 		{uri: "pvc://claim", want: Location{URI: "pvc://claim", Scheme: "pvc", Kind: PVC, Claim: "claim"}},
-		{uri: "ftp://host/model", wantErr: `storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf:// or pvc://`},
+		{uri: "ftp://host/model", wantErr: `storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf://, pvc:// or oci:// (oci+native://, oci+fetch://)`},
 		{uri: "/local/model", wantErr: `storageUri "/local/model" has no scheme`},
 		{uri: "s3:///model", wantErr: `storageUri "s3:///model" names no bucket, host or repository after s3://`},
 		{uri: "pvc:///path", wantErr: `storageUri "pvc:///path" names no claim; use pvc://{claim}/{path}`},
 		{uri: "http://ho st/x", wantErr: `is not a valid URL`},
+		{uri: "oci://registry.example.com/models/iris:1.0", want: Location{URI: "oci://registry.example.com/models/iris:1.0", Scheme: "oci", Kind: OCI,
+			Image: "registry.example.com/models/iris:1.0"}},
+		{uri: "oci+native://quay.io/m@sha256:abc", want: Location{URI: "oci+native://quay.io/m@sha256:abc", Scheme: "oci+native", Kind: OCI,
+			Image: "quay.io/m@sha256:abc", OCIMode: OCINative}},
+		{uri: "OCI+FETCH://quay.io/m", want: Location{URI: "OCI+FETCH://quay.io/m", Scheme: "oci+fetch", Kind: OCI, Image: "quay.io/m", OCIMode: OCIFetch}},
+		{uri: "oci://", wantErr: `storageUri "oci://" does not name an image; use oci://{registry}/{repository}:{tag} or @{digest}`},
+		{uri: "oci://quay.io/m:", wantErr: `does not name an image`},
+		{uri: "oci://quay.io//m", wantErr: `does not name an image`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.uri, func(t *testing.T) {
@@ -112,4 +120,64 @@ func TestURIFromStorageSpec(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+func TestOCIModes(t *testing.T) {
+	tests := []struct {
+		name string
+		uri  string
+		m    Modelcar
+		want string
+	}{
+		{"oci:// with modelcars on", "oci://r/m:1", Modelcar{Enabled: true, Mode: OCIModelcar}, OCIModelcar},
+		{"oci:// with ociModelMode native", "oci://r/m:1", Modelcar{Enabled: true, Mode: OCINative}, OCINative},
+		{"oci:// with modelcars off", "oci://r/m:1", Modelcar{Enabled: false, Mode: OCIModelcar}, OCIFetch},
+		{"oci+native:// whatever the config", "oci+native://r/m:1", Modelcar{}, OCINative},
+		{"oci+fetch:// whatever the config", "oci+fetch://r/m:1", Modelcar{Enabled: true, Mode: OCIModelcar}, OCIFetch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc, err := Parse(tt.uri)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, Initializer{Modelcar: tt.m}.ModeOf(loc))
+		})
+	}
+}
+
+func TestCheckMountPaths(t *testing.T) {
+	tests := []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{"/mnt/models/a", "/mnt/models/b"}, nil},
+		{[]string{"models/a"}, []string{`[0].mountPath: "models/a" is not an absolute path`}},
+		{[]string{"/"}, []string{"[0].mountPath: a model cannot be mounted at /"}},
+		{[]string{"/mnt/models", "/mnt/models/b"}, []string{`[1].mountPath: "/mnt/models/b" overlaps [0].mountPath "/mnt/models"; each model needs a directory of its own`}},
+		{[]string{"/mnt/a/", "/mnt/a"}, []string{`[1].mountPath: "/mnt/a" overlaps [0].mountPath "/mnt/a/"; each model needs a directory of its own`}},
+		{[]string{"/mnt/ab", "/mnt/a"}, nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, CheckMountPaths(tt.paths), "%v", tt.paths)
+	}
+}
+
+func TestCommonParent(t *testing.T) {
+	assert.Equal(t, "/mnt/models/a", CommonParent([]string{"/mnt/models/a"}), "one model: its own path")
+	assert.Equal(t, "/mnt/models", CommonParent([]string{"/mnt/models/a", "/mnt/models/b/c"}))
+	assert.Equal(t, "/mnt", CommonParent([]string{"/mnt/ab", "/mnt/a"}))
+	assert.Equal(t, "/", CommonParent([]string{"/models/a", "/data/b"}))
+}
+
+func TestMakeMultiPlanRefuses(t *testing.T) {
+	loc := func(uri string) Location {
+		l, err := Parse(uri)
+		require.NoError(t, err)
+		return l
+	}
+	_, err := MakeMultiPlan([]Entry{{loc("gs://b/a"), "/models/a"}, {loc("gs://b/b"), "/data/b"}}, Initializer{}, Credentials{})
+	assert.EqualError(t, err, "the mount paths /models/a, /data/b share no parent directory but /; put them under one, such as /mnt/models")
+	_, err = MakeMultiPlan([]Entry{{loc("oci://r/m:1"), "/mnt/models/a"}}, Initializer{}, Credentials{})
+	assert.EqualError(t, err, "storageUris[0]: oci://r/m:1 is an OCI image; storageUris takes gs://, s3://, http(s)://, hf:// and pvc:// URIs (an OCI model goes in storageUri)")
+	_, err = MakeMultiPlan([]Entry{{loc("gs://b/a"), "/mnt/m"}, {loc("gs://b/b"), "/mnt/m/x"}}, Initializer{}, Credentials{})
+	assert.EqualError(t, err, `storageUris[1].mountPath: "/mnt/m/x" overlaps [0].mountPath "/mnt/m"; each model needs a directory of its own`)
 }

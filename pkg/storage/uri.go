@@ -14,7 +14,26 @@ const (
 	Download Kind = iota
 	// PVC: the claim is mounted read-only.
 	PVC
+	// OCI: the model is an image (oci://, oci+native://, oci+fetch://);
+	// Location.OCIMode says how it gets into the pod.
+	OCI
 )
+
+// The ways an OCI model image gets into the pod.
+const (
+	// OCIModelcar runs the image as a sidecar whose /models the model
+	// server reaches through the shared process namespace (KServe's
+	// modelcar). No copy; the image is pulled once per node.
+	OCIModelcar = "modelcar"
+	// OCINative mounts the image as a Kubernetes image volume (Kubernetes
+	// 1.31+, with the ImageVolume feature gate; GA in 1.36).
+	OCINative = "native"
+	// OCIFetch has the storage initializer copy the image's files.
+	OCIFetch = "fetch"
+)
+
+// supportedSchemes is the list error messages give.
+const supportedSchemes = "gs://, s3://, http(s)://, hf://, pvc:// or oci:// (oci+native://, oci+fetch://)"
 
 // Location is a parsed storage URI.
 type Location struct {
@@ -23,6 +42,9 @@ type Location struct {
 	Kind   Kind
 	// Claim and SubPath are set for pvc:// URIs.
 	Claim, SubPath string
+	// Image and OCIMode are set for OCI URIs: the image reference, and the
+	// mode the scheme asks for ("" for oci://: serval-config decides).
+	Image, OCIMode string
 }
 
 // downloadSchemes are the schemes KServe's storage initializer fetches.
@@ -33,7 +55,7 @@ var downloadSchemes = map[string]bool{"gs": true, "s3": true, "http": true, "htt
 func Parse(uri string) (Location, error) {
 	scheme, rest, ok := strings.Cut(uri, "://")
 	if !ok || scheme == "" {
-		return Location{}, fmt.Errorf("storageUri %q has no scheme; use gs://, s3://, http(s)://, hf:// or pvc://", uri)
+		return Location{}, fmt.Errorf("storageUri %q has no scheme; use %s", uri, supportedSchemes)
 	}
 	scheme = strings.ToLower(scheme)
 	loc := Location{URI: uri, Scheme: scheme}
@@ -57,6 +79,37 @@ func Parse(uri string) (Location, error) {
 		}
 		loc.Kind = Download
 		return loc, nil
+	case scheme == "oci" || scheme == "oci+native" || scheme == "oci+fetch":
+		if !validImage(rest) {
+			return Location{}, fmt.Errorf("storageUri %q does not name an image; use %s://{registry}/{repository}:{tag} or @{digest}", uri, scheme)
+		}
+		loc.Kind, loc.Image = OCI, rest
+		if mode, ok := strings.CutPrefix(scheme, "oci+"); ok {
+			loc.OCIMode = mode
+		}
+		return loc, nil
 	}
-	return Location{}, fmt.Errorf("storageUri scheme %q is not supported; use gs://, s3://, http(s)://, hf:// or pvc://", scheme)
+	return Location{}, fmt.Errorf("storageUri scheme %q is not supported; use %s", scheme, supportedSchemes)
+}
+
+// validImage reports whether ref looks like an image reference: a
+// repository of lowercase path components, then an optional :tag or
+// @digest. The registry checks the rest when the kubelet pulls.
+func validImage(ref string) bool {
+	if ref == "" || strings.ContainsAny(ref, " \t\n") || strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/") {
+		return false
+	}
+	repo, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+		if repo[i+1:] == "" {
+			return false
+		}
+		repo = repo[:i]
+	}
+	for _, part := range strings.Split(repo, "/") {
+		if part == "" {
+			return false
+		}
+	}
+	return true
 }

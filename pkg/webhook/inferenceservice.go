@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -104,6 +105,7 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 			errs = append(errs, field.Invalid(field.NewPath("spec", "predictor", "model", "storageUri"), *m.StorageURI, err.Error()))
 		}
 	}
+	errs = append(errs, storageURIsRules(isvc.Spec.Predictor.StorageURIs)...)
 	if v1beta1.IsClusterLocal(isvc) || cfg.Ingress.DisableIngressCreation || isvc.Namespace == "" {
 		return errs
 	}
@@ -131,4 +133,37 @@ func invalid(isvc *v1beta1.InferenceService, errs field.ErrorList) error {
 		return nil
 	}
 	return apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("InferenceService").GroupKind(), isvc.Name, errs)
+}
+
+// storageUrisRules checks storageUris: each URI, the mount paths (absolute,
+// not /, not overlapping), and the plan they make (no OCI image, a common
+// parent directory for the downloaded ones).
+func storageURIsRules(uris []v1beta1.StorageURISpec) field.ErrorList {
+	if len(uris) == 0 {
+		return nil
+	}
+	path := field.NewPath("spec", "predictor", "storageUris")
+	var errs field.ErrorList
+	entries := make([]storage.Entry, 0, len(uris))
+	paths := make([]string, len(uris))
+	for i, u := range uris {
+		paths[i] = u.MountPath
+		loc, err := storage.Parse(u.URI)
+		if err != nil {
+			errs = append(errs, field.Invalid(path.Index(i).Child("uri"), u.URI, err.Error()))
+			continue
+		}
+		entries = append(entries, storage.Entry{Location: loc, MountPath: u.MountPath})
+	}
+	for _, p := range storage.CheckMountPaths(paths) {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: path.String() + p[:strings.Index(p, ":")],
+			BadValue: field.OmitValueType{}, Detail: strings.TrimSpace(p[strings.Index(p, ":")+1:])})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if _, err := storage.MakeMultiPlan(entries, storage.Initializer{}, storage.Credentials{}); err != nil {
+		errs = append(errs, field.Invalid(path, field.OmitValueType{}, err.Error()))
+	}
+	return errs
 }

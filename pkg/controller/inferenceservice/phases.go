@@ -111,8 +111,15 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	var imageVolumes components.ImageVolumes
+	if r.ImageVolumes != nil && usesNativeOCI(s.defaulted, storage.Initializer{Modelcar: s.cfg.StorageInitializer.Modelcar}) {
+		if imageVolumes, err = r.ImageVolumes.Support(ctx, s.isvc.Namespace); err != nil {
+			return err
+		}
+	}
 	comps, err := components.Build(components.Inputs{
 		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
+		ImageVolumes: imageVolumes,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {

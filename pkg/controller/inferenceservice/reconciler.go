@@ -35,6 +35,9 @@ type Reconciler struct {
 	Metrics          *Metrics
 	// Concurrency is the number of InferenceServices reconciled at once.
 	Concurrency int
+	// ImageVolumes answers whether OCI models can be mounted as image
+	// volumes; nil: never (the native mode is refused).
+	ImageVolumes *ImageVolumes
 
 	watches      *childwatch.Watches
 	credentials  *credentialsMemo

@@ -112,8 +112,9 @@ func validatePredictor(p *PredictorSpec, path *field.Path) field.ErrorList {
 	if p.WorkerSpec != nil {
 		errs = append(errs, notSupportedYet(path.Child("workerSpec")))
 	}
-	if len(p.StorageURIs) > 0 {
-		errs = append(errs, notSupportedYet(path.Child("storageUris")))
+	if len(p.StorageURIs) > 0 && p.Model != nil && (p.Model.StorageURI != nil || p.Model.Storage != nil) {
+		errs = append(errs, field.Invalid(path.Child("storageUris"), len(p.StorageURIs),
+			"storageUris and model.storageUri (or model.storage) are exclusive: list every model in storageUris"))
 	}
 	for _, f := range p.frameworks() {
 		if *f.spec != nil {

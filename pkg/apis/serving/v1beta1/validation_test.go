@@ -100,9 +100,9 @@ func TestValidate(t *testing.T) {
 		{name: "a transformer container named like a Go identifier", isvc: makeISVC(withTransformer(), func(i *InferenceService) {
 			i.Spec.Transformer.Containers[0].Name = "Bad_Name!"
 		}), want: []string{`spec.transformer.containers[0].name: Invalid value: "Bad_Name!"`}},
-		{name: "storageUris", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+		{name: "storageUris with storageUri", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
 			p.StorageURIs = []StorageURISpec{{URI: "gs://b/m", MountPath: "/mnt/models/a"}}
-		})), want: []string{"spec.predictor.storageUris is not supported by Serval yet"}},
+		})), want: []string{"spec.predictor.storageUris: Invalid value: 1: storageUris and model.storageUri (or model.storage) are exclusive: list every model in storageUris"}},
 		{name: "ART explainer", isvc: makeISVC(func(i *InferenceService) {
 			i.Spec.Explainer = &ExplainerSpec{ART: unsupported, PodSpec: PodSpec{Containers: []corev1.Container{{Name: "e"}}}}
 		}), want: []string{"spec.explainer.art is not supported by Serval yet"}},

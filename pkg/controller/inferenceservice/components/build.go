@@ -27,6 +27,16 @@ type Inputs struct {
 	// StorageConfig is the storage-config Secret, read when the model is
 	// given as storage: {key, path} without storageUri; nil otherwise.
 	StorageConfig *StorageConfig
+	// ImageVolumes says whether the cluster mounts images as volumes, for
+	// OCI models in the native mode; read only then.
+	ImageVolumes ImageVolumes
+}
+
+// ImageVolumes is whether the cluster supports image volumes, and if not,
+// why (its version, its feature gate).
+type ImageVolumes struct {
+	Supported bool
+	Why       string
 }
 
 // StorageConfig is a storage-config Secret: its name, and its data, nil

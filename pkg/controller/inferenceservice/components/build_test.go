@@ -80,6 +80,16 @@ func TestBuildErrors(t *testing.T) {
 		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec, "volume name kserve-provision-location is reserved"},
 		{"model without a runtime", Inputs{ISVC: isvcWith("m", modelSpec("sklearn", "gs://b/m"))},
 			v1beta1.InvalidPredictorSpec, "the selected runtime has no containers"},
+		{"an image volume the cluster cannot mount", Inputs{ISVC: isvcWith("m", modelSpec("sklearn", "oci+native://r.example.com/m:1")), Runtime: sklearn,
+			ImageVolumes: ImageVolumes{Why: "Kubernetes v1.30.2 has no image volumes (they came in 1.31, behind the ImageVolume feature gate, GA in 1.36)"}},
+			v1beta1.UnsupportedStorageURI, "predictor: oci+native://r.example.com/m:1 asks for an image volume, which this cluster cannot mount: " +
+				"Kubernetes v1.30.2 has no image volumes (they came in 1.31, behind the ImageVolume feature gate, GA in 1.36); use oci:// (a modelcar) or oci+fetch:// instead"},
+		{"storageUris that share no parent", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+			s := modelSpec("sklearn", "")
+			s.Predictor.Model.StorageURI = nil
+			s.Predictor.StorageURIs = []v1beta1.StorageURISpec{{URI: "gs://b/a", MountPath: "/models/a"}, {URI: "gs://b/b", MountPath: "/data/b"}}
+			return s
+		}()), Runtime: sklearn}, v1beta1.UnsupportedStorageURI, "the mount paths /models/a, /data/b share no parent directory but /"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

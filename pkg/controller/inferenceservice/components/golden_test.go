@@ -107,6 +107,13 @@ func goldenCases() map[string]Inputs {
 	s3Secret := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Annotations: map[string]string{
 		"serving.serval.dev/s3-endpoint": "minio.storage:9000", "serving.serval.dev/s3-usehttps": "0"}},
 		Data: map[string][]byte{"AWS_ACCESS_KEY_ID": nil, "AWS_SECRET_ACCESS_KEY": nil}}
+	storageURIs := modelSpec("sklearn", "")
+	storageURIs.Predictor.Model.StorageURI = nil
+	storageURIs.Predictor.StorageURIs = []v1beta1.StorageURISpec{
+		{URI: "gs://models/base", MountPath: "/mnt/models/base"},
+		{URI: "s3://models/adapter", MountPath: "/mnt/models/adapters/a"},
+		{URI: "pvc://shared/tokenizer", MountPath: "/opt/tokenizer"},
+	}
 	transformer := modelSpec("sklearn", "gs://models/iris")
 	transformer.Transformer = &v1beta1.TransformerSpec{PodSpec: v1beta1.PodSpec{Containers: []corev1.Container{
 		{Name: "kserve-container", Image: "kserve/image-transformer:v0.15.2"}}}}
@@ -145,6 +152,13 @@ func goldenCases() map[string]Inputs {
 		"custom":          {ISVC: isvcWith("custom", custom), Config: cfg},
 		"transformer":     {ISVC: isvcWith("with-transformer", transformer), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 		"runtime-version": {ISVC: isvcWith("pinned", runtimeVersion), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"oci-modelcar": {ISVC: isvcWith("oci", modelSpec("sklearn", "oci://registry.example.com/models/iris:1.0")), Config: cfg,
+			Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"oci-native": {ISVC: isvcWith("oci-native", modelSpec("sklearn", "oci+native://registry.example.com/models/iris@sha256:0123456789abcdef")),
+			Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ImageVolumes: ImageVolumes{Supported: true}},
+		"oci-fetch": {ISVC: isvcWith("oci-fetch", modelSpec("sklearn", "oci+fetch://registry.example.com/models/iris:1.0")), Config: cfg,
+			Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"storage-uris": {ISVC: isvcWith("two-models", storageURIs), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 	}
 }
 

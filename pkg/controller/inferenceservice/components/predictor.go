@@ -2,8 +2,10 @@ package components
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -54,6 +56,9 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 	mergeRuntimePod(&c.Pod, &rt.ServingRuntimePodSpec)
 	if err := renderPlaceholders(&c.Pod, isvc); err != nil {
 		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
+	}
+	if len(p.StorageURIs) > 0 {
+		return addStorageURIs(c, in, p.StorageURIs, credentialsFor(c, isvc, in))
 	}
 	uri, err := modelURI(p.Model, in.StorageConfig)
 	if err != nil {
@@ -195,25 +200,68 @@ func mergeEnv(base, overlay []corev1.EnvVar) []corev1.EnvVar {
 // addStorage wires a storage URI into the pod: the model appears in the
 // first container at /mnt/models.
 func addStorage(c *Component, _ *v1beta1.InferenceService, in Inputs, uri string, creds storage.Credentials) error {
-	server := &c.Pod.Containers[0]
 	loc, err := storage.Parse(uri)
 	if err != nil {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
 	}
-	plan := storage.MakePlan(loc, storage.Initializer{
-		Image: in.Config.StorageInitializer.Image, Resources: in.Config.StorageInitializer.Resources,
-	}, creds)
+	init := initializerOf(in)
+	if loc.Kind == storage.OCI && init.ModeOf(loc) == storage.OCINative && !in.ImageVolumes.Supported {
+		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, fmt.Sprintf(
+			"%s asks for an image volume, which this cluster cannot mount: %s; use oci:// (a modelcar) or oci+fetch:// instead", uri, in.ImageVolumes.Why)}
+	}
+	return applyPlan(c, storage.MakePlan(loc, init, creds))
+}
+
+// addStorageURIs wires storageUris into the pod: each model at its path.
+func addStorageURIs(c *Component, in Inputs, uris []v1beta1.StorageURISpec, creds storage.Credentials) error {
+	entries := make([]storage.Entry, len(uris))
+	for i, u := range uris {
+		loc, err := storage.Parse(u.URI)
+		if err != nil {
+			return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, fmt.Sprintf("storageUris[%d]: %v", i, err)}
+		}
+		entries[i] = storage.Entry{Location: loc, MountPath: u.MountPath}
+	}
+	plan, err := storage.MakeMultiPlan(entries, initializerOf(in), creds)
+	if err != nil {
+		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
+	}
+	return applyPlan(c, plan)
+}
+
+func initializerOf(in Inputs) storage.Initializer {
+	si := in.Config.StorageInitializer
+	return storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}
+}
+
+// applyPlan adds a storage plan to the pod.
+func applyPlan(c *Component, plan storage.Plan) error {
 	for _, v := range c.Pod.Volumes {
-		if v.Name == storage.VolumeName {
+		if strings.HasPrefix(v.Name, storage.VolumeName) {
 			return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, fmt.Sprintf(
-				"volume name %s is reserved for the model storage", storage.VolumeName)}
+				"volume name %s is reserved for the model storage", v.Name)}
 		}
 	}
+	server := &c.Pod.Containers[0]
 	c.Pod.Volumes = append(c.Pod.Volumes, plan.Volumes...)
 	if plan.InitContainer != nil {
 		c.Pod.InitContainers = append([]corev1.Container{*plan.InitContainer}, c.Pod.InitContainers...)
 	}
-	server.VolumeMounts = append(server.VolumeMounts, plan.ServerMount)
+	server.VolumeMounts = append(append(server.VolumeMounts, plan.ServerMount), plan.ExtraServerMounts...)
+	if plan.Modelcar != nil {
+		// The model server reaches the modelcar's files through /proc: the
+		// pod shares one process namespace, and both run as the same user.
+		c.Pod.ShareProcessNamespace = ptr.To(true)
+		if plan.ServerRunAsUser != nil && (server.SecurityContext == nil || server.SecurityContext.RunAsUser == nil) {
+			if server.SecurityContext == nil {
+				server.SecurityContext = &corev1.SecurityContext{}
+			}
+			server.SecurityContext.RunAsUser = ptr.To(*plan.ServerRunAsUser)
+		}
+		// Appended last: server points into the slice.
+		c.Pod.InitContainers = append(c.Pod.InitContainers, *plan.ModelcarInit)
+		c.Pod.Containers = append(c.Pod.Containers, *plan.Modelcar)
+	}
 	return nil
 }
 

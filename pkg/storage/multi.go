@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Entry is one model of storageUris: where it is, where it appears.
+type Entry struct {
+	Location  Location
+	MountPath string
+}
+
+// CheckMountPaths returns the problems of storageUris mount paths, each
+// naming the entry: relative or root paths, and paths that overlap (one
+// inside another).
+func CheckMountPaths(paths []string) []string {
+	var problems []string
+	for i, p := range paths {
+		switch {
+		case !strings.HasPrefix(p, "/"):
+			problems = append(problems, fmt.Sprintf("[%d].mountPath: %q is not an absolute path", i, p))
+			continue
+		case path.Clean(p) == "/":
+			problems = append(problems, fmt.Sprintf("[%d].mountPath: a model cannot be mounted at /", i))
+			continue
+		}
+		for j := range i {
+			a, b := path.Clean(paths[j]), path.Clean(p)
+			if a == b || strings.HasPrefix(b, a+"/") || strings.HasPrefix(a, b+"/") {
+				problems = append(problems, fmt.Sprintf("[%d].mountPath: %q overlaps [%d].mountPath %q; each model needs a directory of its own", i, p, j, paths[j]))
+			}
+		}
+	}
+	return problems
+}
+
+// CommonParent is the deepest directory that holds every path: where the
+// models the storage initializer downloads share one volume.
+func CommonParent(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	parent := path.Clean(paths[0])
+	if len(paths) > 1 {
+		parent = path.Dir(parent)
+	}
+	for _, p := range paths[1:] {
+		p = path.Clean(p)
+		for parent != "/" && p != parent && !strings.HasPrefix(p, parent+"/") {
+			parent = path.Dir(parent)
+		}
+	}
+	return parent
+}
+
+// MakeMultiPlan returns the pod changes for storageUris: one storage
+// initializer downloads every model not on a claim, each to its path, into
+// one volume mounted at the paths' common parent; a claim is mounted at its
+// path. OCI images are not taken here (a modelcar or an image volume holds
+// one model).
+func MakeMultiPlan(entries []Entry, init Initializer, creds Credentials) (Plan, error) {
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.MountPath
+	}
+	if problems := CheckMountPaths(paths); len(problems) > 0 {
+		return Plan{}, fmt.Errorf("storageUris%s", strings.Join(problems, "; storageUris"))
+	}
+	var downloads []string
+	var args []string
+	plan := Plan{}
+
+	for i, e := range entries {
+		switch e.Location.Kind {
+		case OCI:
+			return Plan{}, fmt.Errorf("storageUris[%d]: %s is an OCI image; storageUris takes gs://, s3://, http(s)://, hf:// and pvc:// URIs (an OCI model goes in storageUri)", i, e.Location.URI)
+		case PVC:
+			name := fmt.Sprintf("%s-%d", VolumeName, i)
+			plan.Volumes = append(plan.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: e.Location.Claim, ReadOnly: true}}})
+			plan.ExtraServerMounts = append(plan.ExtraServerMounts,
+				corev1.VolumeMount{Name: name, MountPath: path.Clean(e.MountPath), SubPath: e.Location.SubPath, ReadOnly: true})
+
+		default:
+			downloads = append(downloads, path.Clean(e.MountPath))
+			args = append(args, e.Location.URI, path.Clean(e.MountPath))
+		}
+	}
+	if len(downloads) == 0 {
+		// Claims only: the first is the server's mount, the others extra.
+		plan.ServerMount, plan.ExtraServerMounts = plan.ExtraServerMounts[0], plan.ExtraServerMounts[1:]
+		return plan, nil
+	}
+	parent := CommonParent(downloads)
+	if parent == "/" {
+		return Plan{}, fmt.Errorf("the mount paths %s share no parent directory but /; put them under one, such as /mnt/models", strings.Join(downloads, ", "))
+	}
+	env, volumes, mounts := credentialsFor(creds)
+	plan.InitContainer = &corev1.Container{
+		Name:                     InitContainerName,
+		Image:                    init.Image,
+		Args:                     args,
+		Resources:                *init.Resources.DeepCopy(),
+		Env:                      env,
+		VolumeMounts:             append([]corev1.VolumeMount{{Name: VolumeName, MountPath: parent}}, mounts...),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	plan.Volumes = append(append([]corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, volumes...), plan.Volumes...)
+	plan.ServerMount = corev1.VolumeMount{Name: VolumeName, MountPath: parent, ReadOnly: true}
+	return plan, nil
+}

@@ -62,7 +62,7 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 			continue
 		}
 		path := "spec." + component
-		out = append(out, unsupported(c, path, []string{"logger", "batcher", "autoScaling", "workerSpec", "art"})...)
+		out = append(out, unsupported(c, path, []string{"logger", "batcher", "workerSpec", "art"})...)
 		if component == "predictor" {
 			out = append(out, predictorFindings(c, path, opts)...)
 		}
@@ -83,10 +83,6 @@ func unsupported(m *yaml.Node, path string, fields []string) []finding {
 func annotationFindings(annotations *yaml.Node) []finding {
 	var out []finding
 	at := func(key string) string { return "metadata.annotations[" + key + "]" }
-	if v := lookup(annotations, v1beta1.AutoscalerClassAnnotation); v != nil && v.Value == "keda" {
-		out = append(out, finding{path: at(v1beta1.AutoscalerClassAnnotation),
-			msg: "autoscalerClass keda is not supported by Serval yet: " + rejectedByWebhook, blocking: true})
-	}
 	if v := lookup(annotations, v1beta1.DeploymentModeAnnotation); v != nil && v.Value == "ModelMesh" {
 		out = append(out, finding{path: at(v1beta1.DeploymentModeAnnotation),
 			msg: "ModelMesh is not served by Serval: " + rejectedByWebhook, blocking: true})

@@ -84,7 +84,14 @@ var upstreamCRDSources = []struct {
 	// Serval imports no cert-manager code, so go.mod does not pin it: the
 	// version is pinned here.
 	{CertManager, "github.com/cert-manager/cert-manager@" + CertManagerVersion, []string{"deploy/crds"}, true},
+	// KEDA's Go packages pin an older controller-runtime, so go.mod does not
+	// require it either; only its ScaledObject CRD is used.
+	{KEDA, "github.com/kedacore/keda/v2@" + KEDAVersion, []string{"config/crd/bases/keda.sh_scaledobjects.yaml"}, true},
 }
+
+// KEDAVersion is the KEDA release whose ScaledObject CRD the KEDA tests
+// install.
+const KEDAVersion = "v2.21.0"
 
 // CertManagerVersion is the cert-manager release whose CRDs the chart's
 // certificate objects are checked against.
@@ -100,6 +107,8 @@ const (
 	Istio      Project = "istio"
 	// CertManager's CRDs are opt-in: see UpstreamCRDPathsOf.
 	CertManager Project = "cert-manager"
+	// KEDA's ScaledObject CRD is opt-in too: tests install it late.
+	KEDA Project = "keda"
 )
 
 var (

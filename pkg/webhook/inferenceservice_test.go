@@ -49,8 +49,10 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 			`spec.predictor.scaleMetric: Invalid value: "rps": the hpa autoscaler scales on cpu or memory, not rps`},
 		{"canary in Standard mode", isvcYAML("canary", "", sklearnModel+"    canaryTrafficPercent: 10\n"),
 			`spec.predictor.canaryTrafficPercent: Forbidden: canaryTrafficPercent needs Knative mode`},
-		{"keda", isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel),
-			`autoscalerClass keda is not supported by Serval yet`},
+		{"keda in Knative mode", isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda, serving.serval.dev/deploymentMode: Knative}\n", sklearnModel),
+			`metadata.annotations[serving.serval.dev/autoscalerClass]: Forbidden: autoscalerClass keda scales a Deployment: it needs Standard mode (Knative scales its own)`},
+		{"autoScaling with hpa", isvcYAML("autoscaling", "", sklearnModel+"    autoScaling: {metrics: []}\n"),
+			`spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget`},
 		{"unknown mode", isvcYAML("mode", "  annotations: {serving.serval.dev/deploymentMode: Sideways}\n", sklearnModel),
 			`metadata.annotations[serving.serval.dev/deploymentMode]: Unsupported value: "Sideways"`},
 		{"deploymentStrategy in Knative mode", isvcYAML("strategy", "  annotations: {serving.serval.dev/deploymentMode: Knative}\n", sklearnModel+"    deploymentStrategy: {type: Recreate}\n"),
@@ -166,11 +168,15 @@ func TestHostLabelTooLong(t *testing.T) {
 }
 
 // TestStorageURIsWhereKServeHasThem: spec.predictor.storageUris is KServe's
-// place for the field; it is refused there as not supported yet, never as an
-// unknown field.
+// place for the field, and it is taken there.
 func TestStorageURIsWhereKServeHasThem(t *testing.T) {
-	err := create(isvcYAML("uris", "", sklearnModel+"    storageUris: [{uri: 'gs://b/a', mountPath: /mnt/models/a}]\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.predictor.storageUris: Forbidden: spec.predictor.storageUris is not supported by Serval yet")
-	assert.NotContains(t, err.Error(), "unknown field")
+	require.NoError(t, create(isvcYAML("uris", "", "    model: {modelFormat: {name: sklearn}}\n"+
+		"    storageUris: [{uri: 'gs://b/a', mountPath: /mnt/models/a}, {uri: 'pvc://claim/b', mountPath: /mnt/models/b}]\n")))
+}
+
+// TestKEDAIsAdmitted: autoscalerClass keda with KServe's autoScaling
+// metrics, scaling to zero.
+func TestKEDAIsAdmitted(t *testing.T) {
+	require.NoError(t, create(isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel+
+		"    minReplicas: 0\n    autoScaling: {metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n")))
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/dev"
@@ -30,6 +31,11 @@ func TestEverySampleGoesReady(t *testing.T) {
 	require.NoError(t, err)
 	files, err := filepath.Glob(filepath.Join(root, "config/samples/*.yaml"))
 	require.NoError(t, err)
+	// The KEDA sample needs KEDA's CRD; its operator is played below.
+	kedaCRD, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	_, err = envtest.InstallCRDs(sb.Env.Config, envtest.CRDInstallOptions{Paths: kedaCRD})
+	require.NoError(t, err)
 	for _, f := range files {
 		require.NoError(t, dev.ApplyFile(ctx, sb.Client, f, ns), f)
 	}
@@ -41,6 +47,9 @@ func TestEverySampleGoesReady(t *testing.T) {
 			key := types.NamespacedName{Namespace: ns, Name: isvc.Name}
 			if strings.EqualFold(isvc.Annotations[v1beta1.DeploymentModeAnnotation], "Knative") {
 				require.NoError(t, sb.PlayKnativeReady(ctx, ns, isvc.Name+"-predictor", 90*time.Second))
+			}
+			if isvc.Annotations[v1beta1.AutoscalerClassAnnotation] == "keda" {
+				require.NoError(t, sb.PlayKEDAReady(ctx, ns, isvc.Name+"-predictor", 90*time.Second))
 			}
 			waitFor(t, isvc.Name+" to be Ready", func() bool {
 				got := &v1beta1.InferenceService{}

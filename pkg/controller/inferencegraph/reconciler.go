@@ -22,6 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
+	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
@@ -130,7 +131,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 		return err
 	}
 	mode := registry.Mode(s.mode)
-	if k := r.watches.Missing(mode.Kinds()); k != nil {
+	if k := r.watches.Missing(mode.Kinds()[:1]); k != nil {
 		s.failure = &failure{reason: v1beta1.ReasonMissingCRD, condition: v1alpha1.GraphRouterReady,
 			message: fmt.Sprintf("the CRD %s is not installed, and the InferenceGraph uses %s mode; %s", k.CRD, s.mode, k.Install)}
 		return nil
@@ -155,6 +156,15 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 	objs, err := mode.Objects(s.comp)
 	if err != nil {
 		return fmt.Errorf("render the router: %w", err)
+	}
+	gvks := make([]schema.GroupVersionKind, len(objs))
+	for i, o := range objs {
+		gvks[i] = o.GVK
+	}
+	if k := r.watches.Missing(kinds.Used(mode.Kinds(), gvks)); k != nil {
+		s.failure = &failure{reason: v1beta1.ReasonMissingCRD, condition: v1alpha1.GraphRouterReady,
+			message: fmt.Sprintf("the CRD %s is not installed, and the router needs a %s; %s", k.CRD, k.GVK.Kind, k.Install)}
+		return nil
 	}
 	routeObjs, err := r.planRoute(s, cfg)
 	if err != nil {

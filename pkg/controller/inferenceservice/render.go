@@ -10,6 +10,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // renderObjects renders every component's workload objects with the mode's
@@ -18,7 +19,9 @@ import (
 func (r *Reconciler) renderObjects(ctx context.Context, s *scope) error {
 	s.workload = registry.Mode(s.mode)
 	s.producedBy = map[string]v1beta1.ComponentType{}
-	if k := r.watches.Missing(s.workload.Kinds()); k != nil {
+	// The workload itself first: in a mode whose CRD is missing, nothing is
+	// rendered.
+	if k := r.watches.Missing(s.workload.Kinds()[:1]); k != nil {
 		s.fail(v1beta1.PredictorComponent, v1beta1.ReasonMissingCRD, fmt.Sprintf(
 			"the CRD %s is not installed, and the InferenceService uses %s mode; %s", k.CRD, s.mode, k.Install))
 		return nil
@@ -44,12 +47,26 @@ func (r *Reconciler) renderObjects(ctx context.Context, s *scope) error {
 			// prune step keeps it.
 			freeze(objs, s.workload.Kinds()[0])
 		}
+		// An optional kind the component asks for (a KEDA ScaledObject)
+		// whose CRD is missing.
+		if k := r.watches.Missing(kinds.Used(s.workload.Kinds(), gvksOf(objs))); k != nil {
+			s.fail(c.Type, v1beta1.ReasonMissingCRD, fmt.Sprintf("the CRD %s is not installed, and the %s needs a %s; %s", k.CRD, c.Type, k.GVK.Kind, k.Install))
+			return nil
+		}
 		for _, o := range objs {
 			s.producedBy[o.String()] = c.Type
 		}
 		s.objects = append(s.objects, objs...)
 	}
 	return nil
+}
+
+func gvksOf(objs []apply.Object) []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, len(objs))
+	for i, o := range objs {
+		out[i] = o.GVK
+	}
+	return out
 }
 
 // clusterFacts reads what a mode may need to know of the cluster: Knative's

@@ -91,9 +91,11 @@ func validateMetadata(isvc *InferenceService) field.ErrorList {
 		switch AutoscalerClass(strings.ToLower(value)) {
 		case AutoscalerHPA, AutoscalerKPA, AutoscalerNone, AutoscalerExternal:
 		case AutoscalerKEDA:
-			errs = append(errs, field.Forbidden(path, "autoscalerClass keda is not supported by Serval yet"))
+			if DeploymentModeOf(isvc, Standard) == Knative {
+				errs = append(errs, field.Forbidden(path, "autoscalerClass keda scales a Deployment: it needs Standard mode (Knative scales its own)"))
+			}
 		default:
-			errs = append(errs, field.NotSupported(path, value, []string{"hpa", "kpa", "none", "external"}))
+			errs = append(errs, field.NotSupported(path, value, []string{"hpa", "kpa", "none", "external", "keda"}))
 		}
 	}
 	return errs
@@ -143,11 +145,12 @@ func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode Deplo
 	for _, unsupported := range []struct {
 		name string
 		set  bool
-	}{{"logger", ext.Logger != nil}, {"batcher", ext.Batcher != nil}, {"autoScaling", ext.AutoScaling != nil}} {
+	}{{"logger", ext.Logger != nil}, {"batcher", ext.Batcher != nil}} {
 		if unsupported.set {
 			errs = append(errs, notSupportedYet(path.Child(unsupported.name)))
 		}
 	}
+	errs = append(errs, validateAutoScaling(ext, path, class)...)
 	errs = append(errs, validateReplicas(ext, path, mode, class)...)
 	if ext.CanaryTrafficPercent != nil {
 		p := path.Child("canaryTrafficPercent")
@@ -181,7 +184,7 @@ func validateReplicas(ext *ComponentExtensionSpec, path *field.Path, mode Deploy
 		}
 		if minReplicas == 0 && mode == Standard && class == AutoscalerHPA {
 			errs = append(errs, field.Invalid(path.Child("minReplicas"), minReplicas,
-				"scale to zero needs Knative mode; an HPA keeps at least 1 replica (or set autoscalerClass none)"))
+				"scale to zero needs Knative mode or autoscalerClass keda; an HPA keeps at least 1 replica (or set autoscalerClass none)"))
 		}
 	}
 	if ext.MaxReplicas < 0 {

@@ -14,6 +14,7 @@ import (
 
 func TestValidate(t *testing.T) {
 	unsupported := &apiextensionsv1.JSON{Raw: []byte(`{}`)}
+	keda := func(raw string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(raw)} }
 	tests := []struct {
 		name string
 		isvc *InferenceService
@@ -73,16 +74,36 @@ func TestValidate(t *testing.T) {
 		{name: "unknown deployment mode", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Sideways")),
 			want: []string{`Unsupported value: "Sideways"`}},
 		{name: "legacy mode value is accepted", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "RawDeployment"))},
-		{name: "keda autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda")),
-			want: []string{"autoscalerClass keda is not supported by Serval yet"}},
+		{name: "keda in Knative mode", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withAnnotation(DeploymentModeAnnotation, "Knative")),
+			want: []string{"metadata.annotations[serving.serval.dev/autoscalerClass]: Forbidden: autoscalerClass keda scales a Deployment: it needs Standard mode (Knative scales its own)"}},
+		{name: "keda scales to zero", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.MinReplicas = ptr.To[int32](0)
+			p.AutoScaling = keda(`{"metrics":[{"type":"External","external":{"metric":{"backend":"prometheus","serverAddress":"http://prom:9090","query":"sum(rate(x[1m]))"},"target":{"type":"Value","value":"2"}}}]}`)
+		}))},
+		{name: "autoScaling metrics that are incomplete", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrics":[{"type":"Resource","resource":{"name":"gpu","target":{"type":"Utilization"}}},` +
+				`{"type":"External","external":{"metric":{"backend":"datadog"},"target":{"type":"Value"}}},{"type":"PodMetric"},{"type":"Queue"}]}`)
+		})), want: []string{
+			`spec.predictor.autoScaling.metrics[0].resource.name: Unsupported value: "gpu": supported values: "cpu", "memory"`,
+			"spec.predictor.autoScaling.metrics[0].resource.target.averageUtilization: Required value: a Utilization target needs averageUtilization of 1 or more (percent)",
+			`spec.predictor.autoScaling.metrics[1].external.metric.backend: Unsupported value: "datadog": supported values: "prometheus", "graphite"`,
+			"spec.predictor.autoScaling.metrics[1].external.metric.serverAddress: Required value: the metrics backend's address",
+			"spec.predictor.autoScaling.metrics[1].external.metric.query: Required value: the query whose value is scaled on",
+			"spec.predictor.autoScaling.metrics[1].external.target.value: Required value: a Value target needs value",
+			"spec.predictor.autoScaling.metrics[2].podmetric: Required value: a PodMetric metric needs podmetric",
+			`spec.predictor.autoScaling.metrics[3].type: Unsupported value: "Queue": supported values: "Resource", "External", "PodMetric"`,
+		}},
+		{name: "autoScaling that does not decode", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrcs":[]}`)
+		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: json: unknown field "metrcs"`}},
 		{name: "unknown autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "magic")),
 			want: []string{`Unsupported value: "magic"`}},
 		{name: "logger", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Logger = unsupported })),
 			want: []string{"spec.predictor.logger: Forbidden: spec.predictor.logger is not supported by Serval yet"}},
 		{name: "batcher on the transformer", isvc: makeISVC(withTransformer(), func(i *InferenceService) { i.Spec.Transformer.Batcher = unsupported }),
 			want: []string{"spec.transformer.batcher is not supported by Serval yet"}},
-		{name: "autoScaling", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
-			want: []string{"spec.predictor.autoScaling is not supported by Serval yet"}},
+		{name: "autoScaling without keda", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
+			want: []string{"spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget"}},
 		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),
 			want: []string{"spec.predictor.workerSpec is not supported by Serval yet"}},
 		{name: "a percent without the sign", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {

@@ -51,3 +51,18 @@ func (k Kind) String() string {
 	}
 	return k.GVK.Kind + "." + k.GVK.Group
 }
+
+// Used returns the kinds of ks that objects of the given kinds are: the
+// kinds one reconcile needs, whose CRDs must exist.
+func Used(ks []Kind, gvks []schema.GroupVersionKind) []Kind {
+	var out []Kind
+	for _, k := range ks {
+		for _, g := range gvks {
+			if k.GVK == g {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -30,6 +31,10 @@ func custom(name string, annotations map[string]string, change func(*v1beta1.Inf
 	return i
 }
 
+var keda = map[string]string{v1beta1.AutoscalerClassAnnotation: "keda"}
+
+func raw(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
+
 func TestGolden(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -43,6 +48,25 @@ func TestGolden(t *testing.T) {
 		{"standard-no-autoscaler", custom("fixed", map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas = ptr.To[int32](3)
 			s.Predictor.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}), standard.Mode{}},
+		{"keda-resource", custom("keda-cpu", keda, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](1), 5
+			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},` +
+				`{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"1Gi"}}}]}`)
+		}), standard.Mode{}},
+		{"keda-external", custom("keda-prom", keda, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](0), 10
+			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"External","external":{"metric":{"backend":"prometheus","serverAddress":"http://prometheus.monitoring:9090",` +
+				`"query":"sum(rate(http_requests_total{service=\"keda-prom-predictor\"}[1m]))","namespace":"monitoring"},"target":{"type":"Value","value":"2.5"},` +
+				`"authenticationRef":{"name":"prom-auth"}}}]}`)
+		}), standard.Mode{}},
+		{"keda-podmetric", custom("keda-otel", keda, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MaxReplicas = 3
+			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"PodMetric","podmetric":{"metric":{"backend":"opentelemetry","metricNames":["process_cpu_seconds_total"],` +
+				`"query":"avg(process_cpu_seconds_total)","operationOverTime":"last_one"},"target":{"type":"Value","value":"4"}}}]}`)
+		}), standard.Mode{}},
+		{"keda-default", custom("keda-plain", keda, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.ScaleMetric, s.Predictor.ScaleTarget = ptr.To(v1beta1.ScaleMetricMemory), ptr.To[int32](70)
 		}), standard.Mode{}},
 		{"knative-canary", custom("kn", map[string]string{v1beta1.DeploymentModeAnnotation: "Knative"}, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas, s.Predictor.CanaryTrafficPercent = ptr.To[int32](0), ptr.To[int64](10)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -67,4 +68,24 @@ func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]
 		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
 	})
 	return pods.Items, nil
+}
+
+// UnstructuredCondition reads condition t of an Unstructured object's
+// status (a Knative Service, a KEDA ScaledObject): whether it is True, and
+// its reason and message; what names the object in the message of a
+// condition not reported yet.
+func UnstructuredCondition(status map[string]any, t, what string) (bool, string) {
+	conds, _, _ := unstructured.NestedSlice(status, "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != t {
+			continue
+		}
+		msg, _ := m["message"].(string)
+		if reason, _ := m["reason"].(string); reason != "" && msg != "" {
+			msg = reason + ": " + msg
+		}
+		return m["status"] == string(corev1.ConditionTrue), msg
+	}
+	return false, what + " has not reported " + t
 }

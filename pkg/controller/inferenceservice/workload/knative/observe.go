@@ -61,19 +61,7 @@ func StateOf(ksvc *unstructured.Unstructured, pods []corev1.Pod) workload.State 
 
 // conditionOf returns whether a Knative condition is True, and its message.
 func conditionOf(status map[string]any, t string) (bool, string) {
-	conds, _, _ := unstructured.NestedSlice(status, "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != t {
-			continue
-		}
-		msg, _ := m["message"].(string)
-		if reason, _ := m["reason"].(string); reason != "" && msg != "" {
-			msg = reason + ": " + msg
-		}
-		return m["status"] == string(corev1.ConditionTrue), msg
-	}
-	return false, "the Knative Service has not reported " + t
+	return workload.UnstructuredCondition(status, t, "the Knative Service")
 }
 
 func trafficOf(status map[string]any) []v1beta1.TrafficTarget {

@@ -36,10 +36,12 @@ var _ workload.Mode = Mode{}
 func (Mode) Name() v1beta1.DeploymentMode { return v1beta1.Standard }
 
 // Kinds implements workload.Mode.
-func (Mode) Kinds() []kinds.Kind { return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind} }
+func (Mode) Kinds() []kinds.Kind {
+	return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind, ScaledObjectKind}
+}
 
 // Objects implements workload.Mode: a Deployment, a Service and, with
-// autoscalerClass hpa, an HPA.
+// autoscalerClass hpa, an HPA; with keda, a KEDA ScaledObject.
 func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 	dep, err := MakeDeployment(c)
 	if err != nil {
@@ -51,6 +53,13 @@ func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 	}
 	if WantsHPA(c) {
 		objs = append(objs, apply.Object{GVK: HPAKind.GVK, Key: c.Key(), Spec: MakeHPA(c)})
+	}
+	if WantsScaledObject(c) {
+		so, err := MakeScaledObject(c)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, apply.Object{GVK: ScaledObjectKind.GVK, Key: c.Key(), Spec: client.ApplyConfigurationFromUnstructured(so)})
 	}
 	return objs, nil
 }

@@ -29,7 +29,18 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 	if err != nil {
 		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
 	}
-	return StateOf(dep, pods), nil
+	st := StateOf(dep, pods)
+	if WantsScaledObject(c) && st.Available {
+		// Serving, but not as asked until KEDA scales it.
+		ready, msg, err := observeScaledObject(ctx, r, c)
+		if err != nil {
+			return workload.State{}, err
+		}
+		if !ready {
+			st.Available, st.NotAvailableMessage = false, "KEDA does not scale the Deployment yet: "+msg
+		}
+	}
+	return st, nil
 }
 
 // StateOf reads a component's state from its Deployment (nil when it does

@@ -36,3 +36,22 @@ func (s *Sandbox) PlayKnativeReady(ctx context.Context, ns, name string, timeout
 	}
 	return s.Client.Status().Update(ctx, ksvc)
 }
+
+// PlayKEDAReady stands in for KEDA's operator, which the sandbox does not
+// run: it waits (up to timeout) for the ScaledObject ns/name and writes the
+// Ready condition KEDA writes once it scales the target.
+func (s *Sandbox) PlayKEDAReady(ctx context.Context, ns, name string, timeout time.Duration) error {
+	so := &unstructured.Unstructured{}
+	so.SetAPIVersion("keda.sh/v1alpha1")
+	so.SetKind("ScaledObject")
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		return s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, so) == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for ScaledObject %s/%s: %w", ns, name, err)
+	}
+	so.Object["status"] = map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is defined correctly and is ready for scaling"},
+	}}
+	return s.Client.Status().Update(ctx, so)
+}

@@ -1,0 +1,130 @@
+package inferenceservice_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/testenv"
+)
+
+const scaledObjectCRD = "scaledobjects.keda.sh"
+
+func scaledObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("keda.sh/v1alpha1")
+	u.SetKind("ScaledObject")
+	return u
+}
+
+func getScaledObject(ns, name string) (*unstructured.Unstructured, error) {
+	u := scaledObject()
+	return u, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
+}
+
+// playKEDA writes the status KEDA's operator would write once it scales.
+func playKEDA(t *testing.T, ns, name string) {
+	t.Helper()
+	for range 10 {
+		so, err := getScaledObject(ns, name)
+		require.NoError(t, err)
+		so.Object["status"] = map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is defined correctly and is ready for scaling"},
+			map[string]any{"type": "Active", "status": "True"},
+		}}
+		if k8s.Status().Update(context.Background(), so) == nil {
+			return
+		}
+	}
+	t.Fatalf("could not set the status of ScaledObject %s/%s", ns, name)
+}
+
+// TestKEDA: autoscalerClass keda without KEDA's CRD says so; the CRD
+// installed late is picked up; the ScaledObject takes the replicas over
+// from Serval without dropping them, readiness waits for KEDA, and
+// switching classes prunes the other autoscaler.
+func TestKEDA(t *testing.T) {
+	waitCRDGone(t, scaledObjectCRD)
+	ns := newNamespace(t)
+	createClusterRuntime(t, "keda-sklearn", "sklearn-keda")
+	createISVC(t, ns, "scaled", "sklearn-keda",
+		withAnnotation(v1beta1.AutoscalerClassAnnotation, "none"),
+		withPredictor(func(p *v1beta1.PredictorSpec) { p.MinReplicas = ptr.To[int32](3); p.MaxReplicas = 6 }))
+	eventually(t, "3 replicas set by Serval", func() bool {
+		dep, err := getDeployment(ns, "scaled-predictor")
+		return err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 3
+	})
+
+	updateISVC(t, ns, "scaled", func(i *v1beta1.InferenceService) {
+		i.Annotations[v1beta1.AutoscalerClassAnnotation] = "keda"
+		i.Spec.Predictor.AutoScaling = &apiextensionsv1.JSON{Raw: []byte(`{"metrics":[{"type":"External","external":{"metric":` +
+			`{"backend":"prometheus","serverAddress":"http://prometheus:9090","query":"sum(rate(requests[1m]))"},"target":{"type":"Value","value":"5"}}}]}`)}
+	})
+	eventually(t, "MissingCRD naming KEDA", func() bool {
+		c := cond(getISVC(t, ns, "scaled"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Reason == v1beta1.ReasonMissingCRD && strings.Contains(c.Message,
+			"the CRD scaledobjects.keda.sh is not installed, and the predictor needs a ScaledObject; install KEDA")
+	})
+
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	installCRDsForTest(t, paths)
+	eventually(t, "the ScaledObject once the CRD exists", func() bool { _, err := getScaledObject(ns, "scaled-predictor"); return err == nil })
+	so, _ := getScaledObject(ns, "scaled-predictor")
+	minCount, _, _ := unstructured.NestedInt64(so.Object, "spec", "minReplicaCount")
+	maxCount, _, _ := unstructured.NestedInt64(so.Object, "spec", "maxReplicaCount")
+	assert.Equal(t, []int64{3, 6}, []int64{minCount, maxCount})
+	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+	require.Len(t, triggers, 1)
+	assert.Equal(t, "prometheus", triggers[0].(map[string]any)["type"])
+	assert.Equal(t, metav1.GetControllerOf(so).Name, "scaled")
+
+	// The replicas are handed over, not reset to the default of 1.
+	dep, err := getDeployment(ns, "scaled-predictor")
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), *dep.Spec.Replicas)
+	for _, mf := range dep.ManagedFields {
+		if mf.Manager == "serval-manager" {
+			assert.NotContains(t, string(mf.FieldsV1.Raw), `"f:replicas"`, "serval-manager released replicas to KEDA")
+		}
+	}
+
+	makeAvailable(t, ns, "scaled-predictor")
+	eventually(t, "not Ready until KEDA scales", func() bool {
+		c := cond(getISVC(t, ns, "scaled"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "KEDA does not scale the Deployment yet")
+	})
+	playKEDA(t, ns, "scaled-predictor")
+	eventually(t, "Ready once the ScaledObject is", func() bool {
+		return hasCondition(getISVC(t, ns, "scaled"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
+
+	updateISVC(t, ns, "scaled", func(i *v1beta1.InferenceService) {
+		i.Annotations[v1beta1.AutoscalerClassAnnotation] = "hpa"
+		i.Spec.Predictor.AutoScaling = nil
+	})
+	eventually(t, "the HPA, and the ScaledObject pruned", func() bool {
+		_, err := getScaledObject(ns, "scaled-predictor")
+		return exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "scaled-predictor") && err != nil
+	})
+	updateISVC(t, ns, "scaled", func(i *v1beta1.InferenceService) { i.Annotations[v1beta1.AutoscalerClassAnnotation] = "keda" })
+	eventually(t, "the ScaledObject, and the HPA pruned", func() bool {
+		_, err := getScaledObject(ns, "scaled-predictor")
+		return err == nil && !exists(&autoscalingv2.HorizontalPodAutoscaler{}, ns, "scaled-predictor")
+	})
+	consistently(t, "the replicas kept", 500*time.Millisecond, func() bool {
+		dep, err := getDeployment(ns, "scaled-predictor")
+		return err == nil && *dep.Spec.Replicas == 3
+	})
+}

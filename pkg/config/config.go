@@ -30,6 +30,24 @@ type Config struct {
 	Ingress Ingress
 	// Router configures the InferenceGraph router (keys router.*).
 	Router Router
+	// Agent configures the logger and batcher sidecar (keys agent.*,
+	// logger.defaultUrl, batcher.maxBatchSize, batcher.maxLatency).
+	Agent Agent
+}
+
+// Agent configures KServe's agent sidecar, which logs and batches requests
+// in front of a model server.
+type Agent struct {
+	// Image (key agent.image); KServe's agent image.
+	Image string
+	// Resources of the agent container (keys agent.cpuRequest, ...).
+	Resources corev1.ResourceRequirements
+	// LoggerDefaultURL receives the events of a logger without a url (key
+	// logger.defaultUrl).
+	LoggerDefaultURL string
+	// MaxBatchSize and MaxLatency (milliseconds) apply to a batcher that
+	// sets none (keys batcher.maxBatchSize, batcher.maxLatency).
+	MaxBatchSize, MaxLatency int
 }
 
 // Router configures the router of every InferenceGraph.
@@ -90,6 +108,14 @@ var Defaults = map[string]string{
 	"ingress.ingressGateway":             "knative-serving/knative-ingress-gateway",
 	"ingress.localGateway":               "knative-serving/knative-local-gateway",
 	"ingress.localGatewayService":        "knative-local-gateway.istio-system.svc.cluster.local",
+	"agent.image":                        "kserve/agent:v0.15.2",
+	"agent.cpuRequest":                   "100m",
+	"agent.cpuLimit":                     "1",
+	"agent.memoryRequest":                "100Mi",
+	"agent.memoryLimit":                  "1Gi",
+	"logger.defaultUrl":                  "http://default-broker",
+	"batcher.maxBatchSize":               "32",
+	"batcher.maxLatency":                 "5000",
 	"router.image":                       "",
 	"router.cpuRequest":                  "100m",
 	"router.cpuLimit":                    "1",
@@ -133,6 +159,8 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.StorageInitializer.Modelcar = p.modelcar()
 	cfg.DefaultResources = p.resources("resources.")
 	cfg.Ingress = p.ingress()
+	cfg.Agent = Agent{Image: p.nonEmpty("agent.image"), Resources: p.resources("agent."), LoggerDefaultURL: p.nonEmpty("logger.defaultUrl"),
+		MaxBatchSize: p.positive("batcher.maxBatchSize"), MaxLatency: p.positive("batcher.maxLatency")}
 	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders")}
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
@@ -218,6 +246,16 @@ func (p *parser) modelcar() storage.Modelcar {
 		m.UID = &uid
 	}
 	return m
+}
+
+// positive reads a whole number of at least 1.
+func (p *parser) positive(key string) int {
+	v := p.value(key)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		p.fail(key, v, "is not a whole number of at least 1")
+	}
+	return n
 }
 
 // list reads a comma-separated list, without empty items.

@@ -62,7 +62,8 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 			continue
 		}
 		path := "spec." + component
-		out = append(out, unsupported(c, path, []string{"logger", "batcher", "workerSpec", "art"})...)
+		out = append(out, unsupported(c, path, []string{"workerSpec", "art"})...)
+		out = append(out, unsupported(lookup(c, "logger"), path+".logger", []string{"storage"})...)
 		if component == "predictor" {
 			out = append(out, predictorFindings(c, path, opts)...)
 		}

@@ -70,7 +70,7 @@ func TestRunExitCodesAndOutputs(t *testing.T) {
 	code = Run(RunOptions{Files: []string{"testdata/unsupported-fields.yaml"}}, nil, &stdout, &stderr)
 	assert.Equal(t, ExitFindings, code)
 	assert.NotEmpty(t, stdout.String(), "output written despite findings")
-	assert.Contains(t, stderr.String(), "unsupported-fields.yaml: document 1 spec.predictor.logger: cannot carry over: logger is not supported by Serval yet")
+	assert.Contains(t, stderr.String(), "unsupported-fields.yaml: document 1 spec.predictor.logger.storage: cannot carry over: storage is not supported by Serval yet")
 
 	stdout.Reset()
 	stderr.Reset()

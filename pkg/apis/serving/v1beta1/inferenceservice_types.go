@@ -229,18 +229,18 @@ type ComponentExtensionSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	DeploymentStrategy *appsv1.DeploymentStrategy `json:"deploymentStrategy,omitempty"`
 
-	// Logger is KServe's payload logger. Not supported by Serval yet.
+	// Logger is KServe's request logger (see LoggerSpec).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Logger *apiextensionsv1.JSON `json:"logger,omitempty"`
-	// Batcher is KServe's request batcher. Not supported by Serval yet.
+	// Batcher is KServe's request batcher (see Batcher).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Batcher *apiextensionsv1.JSON `json:"batcher,omitempty"`
-	// AutoScaling is KServe's metric-based autoscaling spec. Not supported by
-	// Serval yet; use scaleMetric and scaleTarget.
+	// AutoScaling is KServe's metric-based autoscaling (see AutoScalingSpec),
+	// in effect with autoscalerClass keda.
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields

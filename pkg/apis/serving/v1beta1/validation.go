@@ -142,14 +142,7 @@ func validateExtensionContainer(e *PredictorExtensionSpec, path *field.Path) fie
 
 func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode, class AutoscalerClass) field.ErrorList {
 	var errs field.ErrorList
-	for _, unsupported := range []struct {
-		name string
-		set  bool
-	}{{"logger", ext.Logger != nil}, {"batcher", ext.Batcher != nil}} {
-		if unsupported.set {
-			errs = append(errs, notSupportedYet(path.Child(unsupported.name)))
-		}
-	}
+	errs = append(errs, validateAgent(ext, path, mode)...)
 	errs = append(errs, validateAutoScaling(ext, path, class)...)
 	errs = append(errs, validateReplicas(ext, path, mode, class)...)
 	if ext.CanaryTrafficPercent != nil {

@@ -98,10 +98,19 @@ func TestValidate(t *testing.T) {
 		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: json: unknown field "metrcs"`}},
 		{name: "unknown autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "magic")),
 			want: []string{`Unsupported value: "magic"`}},
-		{name: "logger", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Logger = unsupported })),
-			want: []string{"spec.predictor.logger: Forbidden: spec.predictor.logger is not supported by Serval yet"}},
-		{name: "batcher on the transformer", isvc: makeISVC(withTransformer(), func(i *InferenceService) { i.Spec.Transformer.Batcher = unsupported }),
-			want: []string{"spec.transformer.batcher is not supported by Serval yet"}},
+		{name: "logger and batcher", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.Logger = keda(`{"mode":"all","url":"http://broker.default","metadataHeaders":["X-Request-Id"]}`)
+			p.Batcher = keda(`{"maxBatchSize":32,"maxLatency":500}`)
+		}))},
+		{name: "a logger with a bad mode and URL", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Logger = keda(`{"mode":"everything","url":"broker"}`) })),
+			want: []string{`spec.predictor.logger.mode: Unsupported value: "everything": supported values: "all", "request", "response"`,
+				`spec.predictor.logger.url: Invalid value: "broker": not an absolute URL`}},
+		{name: "a batcher that does not decode", isvc: makeISVC(withTransformer(), func(i *InferenceService) { i.Spec.Transformer.Batcher = keda(`{"maxBatchSize":"32"}`) }),
+			want: []string{"spec.transformer.batcher: Invalid value: does not decode: json: cannot unmarshal string into Go struct field Batcher.maxBatchSize of type int"}},
+		{name: "a batcher of size 0", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Batcher = keda(`{"maxBatchSize":0}`) })),
+			want: []string{"spec.predictor.batcher.maxBatchSize: Invalid value: 0: must be at least 1"}},
+		{name: "a logger in Knative mode", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative"), withPredictor(func(p *PredictorSpec) { p.Logger = unsupported })),
+			want: []string{"spec.predictor: Forbidden: logger and batcher run as an agent sidecar in Standard mode; in Knative mode they are not supported by Serval yet"}},
 		{name: "autoScaling without keda", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
 			want: []string{"spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget"}},
 		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),

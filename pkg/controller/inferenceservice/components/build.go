@@ -95,6 +95,9 @@ func Build(in Inputs) ([]*Component, error) {
 			return nil, err
 		}
 		c.Ports = portsOf(c.Pod.Containers[0])
+		if err := addAgent(c, isvc, in.Config); err != nil {
+			return nil, err
+		}
 		c.Labels, c.Annotations = metadataFor(c, isvc)
 		out = append(out, c)
 	}

@@ -45,6 +45,19 @@ type Component struct {
 	// OwnerLabel is the label of Selector that names the owner; "" means
 	// the InferenceService label.
 	OwnerLabel string
+	// AgentPort is the port of the logger and batcher sidecar in front of
+	// the model server, which then has no readiness probe of its own (the
+	// agent runs it); 0 when there is none.
+	AgentPort int32
+}
+
+// TargetPort is where the component's Service sends requests: the agent
+// when there is one, else the serving port.
+func (c *Component) TargetPort() int32 {
+	if c.AgentPort != 0 {
+		return c.AgentPort
+	}
+	return c.ServingPort()
 }
 
 // OwnerName is the owner's name as Selector has it: the value the cache's

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -102,6 +103,19 @@ func modelSpec(format, uri string) v1beta1.InferenceServiceSpec {
 	}}}
 }
 
+// withExtension sets a component's logger and batcher (raw JSON; "" for none).
+func withExtension(spec v1beta1.InferenceServiceSpec, t v1beta1.ComponentType, logger, batcher string) v1beta1.InferenceServiceSpec {
+	spec = *spec.DeepCopy()
+	ext := spec.Extension(t)
+	if logger != "" {
+		ext.Logger = &apiextensionsv1.JSON{Raw: []byte(logger)}
+	}
+	if batcher != "" {
+		ext.Batcher = &apiextensionsv1.JSON{Raw: []byte(batcher)}
+	}
+	return spec
+}
+
 func goldenCases() map[string]Inputs {
 	cfg := config.Default()
 	s3Secret := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Annotations: map[string]string{
@@ -159,6 +173,14 @@ func goldenCases() map[string]Inputs {
 		"oci-fetch": {ISVC: isvcWith("oci-fetch", modelSpec("sklearn", "oci+fetch://registry.example.com/models/iris:1.0")), Config: cfg,
 			Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 		"storage-uris": {ISVC: isvcWith("two-models", storageURIs), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"logger": {ISVC: isvcWith("logged", withExtension(modelSpec("sklearn", "gs://models/iris"), v1beta1.PredictorComponent,
+			`{"mode":"request","url":"http://broker.events/logs","metadataHeaders":["X-Request-Id","X-User"],"metadataAnnotations":["team"]}`, ""),
+			func(i *v1beta1.InferenceService) { i.Annotations = map[string]string{"team": "fraud"} }),
+			Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"batcher-transformer": {ISVC: isvcWith("batched", withExtension(transformer, v1beta1.TransformerComponent, "", `{"maxBatchSize":64}`)),
+			Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
+		"logger-and-batcher": {ISVC: isvcWith("both", withExtension(withExtension(transformer, v1beta1.PredictorComponent, `{}`, `{"maxBatchSize":16,"maxLatency":100}`),
+			v1beta1.TransformerComponent, `{"mode":"response"}`, `{}`)), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 	}
 }
 

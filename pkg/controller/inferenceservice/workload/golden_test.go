@@ -49,6 +49,10 @@ func TestGolden(t *testing.T) {
 			s.Predictor.MinReplicas = ptr.To[int32](3)
 			s.Predictor.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 		}), standard.Mode{}},
+		{"standard-agent", custom("logged", nil, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.Logger = raw(`{"url":"http://broker.events"}`)
+			s.Predictor.Batcher = raw(`{"maxBatchSize":8}`)
+		}), standard.Mode{}},
 		{"keda-resource", custom("keda-cpu", keda, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](1), 5
 			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},` +

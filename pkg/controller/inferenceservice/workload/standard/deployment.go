@@ -61,7 +61,10 @@ func minReplicas(c *components.Component) int32 {
 // names, so no defaulted field becomes owned by Serval.
 func podTemplate(c *components.Component) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	pod := c.Pod.DeepCopy()
-	addDefaultReadinessProbe(pod, c.ServingPort())
+	if c.AgentPort == 0 {
+		// With an agent, the agent runs the server's probe.
+		addDefaultReadinessProbe(pod, c.ServingPort())
+	}
 	data, err := json.Marshal(pod)
 	if err != nil {
 		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)

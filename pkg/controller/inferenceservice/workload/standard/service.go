@@ -16,7 +16,7 @@ const h2cAppProtocol = "kubernetes.io/h2c"
 func MakeService(c *components.Component) *corev1ac.ServiceApplyConfiguration {
 	ports := []*corev1ac.ServicePortApplyConfiguration{
 		corev1ac.ServicePort().WithName("http").WithPort(80).WithProtocol(corev1.ProtocolTCP).
-			WithTargetPort(intstr.FromInt32(c.ServingPort())),
+			WithTargetPort(intstr.FromInt32(c.TargetPort())),
 	}
 	for _, p := range c.Ports {
 		if !p.GRPC {

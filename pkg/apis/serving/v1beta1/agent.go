@@ -1,0 +1,135 @@
+package v1beta1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// LoggerSpec is KServe's request logger (spec.<component>.logger): the
+// agent sidecar sends each request and response, as CloudEvents, to url.
+// It is stored schemaless and decoded strictly here.
+type LoggerSpec struct {
+	// URL receives the events; serval-config's logger.defaultUrl when unset.
+	URL *string `json:"url,omitempty"`
+	// Mode is all (default), request or response.
+	Mode LoggerType `json:"mode,omitempty"`
+	// MetadataHeaders are request headers copied into the events.
+	MetadataHeaders []string `json:"metadataHeaders,omitempty"`
+	// MetadataAnnotations are InferenceService annotations copied into the
+	// events.
+	MetadataAnnotations []string `json:"metadataAnnotations,omitempty"`
+	// Storage writes the events to a storage location instead of a URL.
+	Storage *LoggerStorageSpec `json:"storage,omitempty"`
+}
+
+// LoggerType is what the logger logs.
+type LoggerType string
+
+// The logger modes.
+const (
+	LogAll      LoggerType = "all"
+	LogRequest  LoggerType = "request"
+	LogResponse LoggerType = "response"
+)
+
+// LoggerStorageSpec is where the logger writes events to storage.
+type LoggerStorageSpec struct {
+	Path       *string            `json:"path,omitempty"`
+	Parameters *map[string]string `json:"parameters,omitempty"`
+	Key        *string            `json:"key,omitempty"`
+}
+
+// Batcher is KServe's request batcher (spec.<component>.batcher): the
+// agent sidecar gathers requests into batches for the model server.
+type Batcher struct {
+	// MaxBatchSize is the most requests in one batch (serval-config's
+	// batcher.maxBatchSize when unset).
+	MaxBatchSize *int `json:"maxBatchSize,omitempty"`
+	// MaxLatency is the longest a request waits for its batch, in
+	// milliseconds (batcher.maxLatency when unset).
+	MaxLatency *int `json:"maxLatency,omitempty"`
+	// Timeout is KServe's batch timeout, in seconds.
+	Timeout *int `json:"timeout,omitempty"`
+}
+
+// LoggerOf decodes a component's logger strictly; nil when unset.
+func LoggerOf(ext *ComponentExtensionSpec) (*LoggerSpec, error) {
+	if ext.Logger == nil || len(ext.Logger.Raw) == 0 {
+		return nil, nil
+	}
+	l := &LoggerSpec{}
+	if err := decodeStrict(ext.Logger.Raw, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// BatcherOf decodes a component's batcher strictly; nil when unset.
+func BatcherOf(ext *ComponentExtensionSpec) (*Batcher, error) {
+	if ext.Batcher == nil || len(ext.Batcher.Raw) == 0 {
+		return nil, nil
+	}
+	b := &Batcher{}
+	if err := decodeStrict(ext.Batcher.Raw, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func decodeStrict(raw []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return fmt.Errorf("does not decode: %v", err)
+	}
+	return nil
+}
+
+// validateAgent checks logger and batcher: they decode, with known modes,
+// an absolute URL, positive sizes; and run in Standard mode.
+func validateAgent(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode) field.ErrorList {
+	var errs field.ErrorList
+	logger, err := LoggerOf(ext)
+	if err != nil {
+		errs = append(errs, field.Invalid(path.Child("logger"), field.OmitValueType{}, err.Error()))
+	}
+	batcher, err := BatcherOf(ext)
+	if err != nil {
+		errs = append(errs, field.Invalid(path.Child("batcher"), field.OmitValueType{}, err.Error()))
+	}
+	if logger != nil {
+		lp := path.Child("logger")
+		switch logger.Mode {
+		case "", LogAll, LogRequest, LogResponse:
+		default:
+			errs = append(errs, field.NotSupported(lp.Child("mode"), logger.Mode, []string{"all", "request", "response"}))
+		}
+		if logger.URL != nil {
+			if u, err := url.Parse(*logger.URL); err != nil || u.Scheme == "" || u.Host == "" {
+				errs = append(errs, field.Invalid(lp.Child("url"), *logger.URL, "not an absolute URL"))
+			}
+		}
+		if logger.Storage != nil {
+			errs = append(errs, notSupportedYet(lp.Child("storage")))
+		}
+	}
+	if batcher != nil {
+		bp := path.Child("batcher")
+		for _, f := range []struct {
+			name string
+			v    *int
+		}{{"maxBatchSize", batcher.MaxBatchSize}, {"maxLatency", batcher.MaxLatency}, {"timeout", batcher.Timeout}} {
+			if f.v != nil && *f.v < 1 {
+				errs = append(errs, field.Invalid(bp.Child(f.name), *f.v, "must be at least 1"))
+			}
+		}
+	}
+	if (logger != nil || batcher != nil) && mode == Knative {
+		errs = append(errs, field.Forbidden(path, "logger and batcher run as an agent sidecar in Standard mode; in Knative mode they are not supported by Serval yet"))
+	}
+	return errs
+}

@@ -45,8 +45,6 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 			`spec.predictor.maxReplicas: Invalid value: 2: must be at least minReplicas (3)`},
 		{"logger storage", isvcYAML("logger", "", sklearnModel+"    logger: {mode: all, storage: {path: 's3://logs'}}\n"),
 			`spec.predictor.logger.storage: Forbidden: spec.predictor.logger.storage is not supported by Serval yet`},
-		{"logger in Knative mode", isvcYAML("logger-kn", "  annotations: {serving.serval.dev/deploymentMode: Knative}\n", sklearnModel+"    logger: {mode: all}\n"),
-			`spec.predictor: Forbidden: logger and batcher run as an agent sidecar in Standard mode; in Knative mode they are not supported by Serval yet`},
 		{"rps under HPA", isvcYAML("rps", "", sklearnModel+"    scaleMetric: rps\n"),
 			`spec.predictor.scaleMetric: Invalid value: "rps": the hpa autoscaler scales on cpu or memory, not rps`},
 		{"canary in Standard mode", isvcYAML("canary", "", sklearnModel+"    canaryTrafficPercent: 10\n"),

@@ -90,8 +90,8 @@ func decodeStrict(raw []byte, into any) error {
 }
 
 // validateAgent checks logger and batcher: they decode, with known modes,
-// an absolute URL, positive sizes; and run in Standard mode.
-func validateAgent(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode) field.ErrorList {
+// an absolute URL, positive sizes.
+func validateAgent(ext *ComponentExtensionSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	logger, err := LoggerOf(ext)
 	if err != nil {
@@ -127,9 +127,6 @@ func validateAgent(ext *ComponentExtensionSpec, path *field.Path, mode Deploymen
 				errs = append(errs, field.Invalid(bp.Child(f.name), *f.v, "must be at least 1"))
 			}
 		}
-	}
-	if (logger != nil || batcher != nil) && mode == Knative {
-		errs = append(errs, field.Forbidden(path, "logger and batcher run as an agent sidecar in Standard mode; in Knative mode they are not supported by Serval yet"))
 	}
 	return errs
 }

@@ -142,7 +142,7 @@ func validateExtensionContainer(e *PredictorExtensionSpec, path *field.Path) fie
 
 func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode DeploymentMode, class AutoscalerClass) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateAgent(ext, path, mode)...)
+	errs = append(errs, validateAgent(ext, path)...)
 	errs = append(errs, validateAutoScaling(ext, path, class)...)
 	errs = append(errs, validateReplicas(ext, path, mode, class)...)
 	if ext.CanaryTrafficPercent != nil {

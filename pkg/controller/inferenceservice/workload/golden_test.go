@@ -53,6 +53,9 @@ func TestGolden(t *testing.T) {
 			s.Predictor.Logger = raw(`{"url":"http://broker.events"}`)
 			s.Predictor.Batcher = raw(`{"maxBatchSize":8}`)
 		}), standard.Mode{}},
+		{"knative-agent", custom("kn-logged", map[string]string{v1beta1.DeploymentModeAnnotation: "Knative"}, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.Logger = raw(`{"mode":"response"}`)
+		}), knative.Mode{}},
 		{"keda-resource", custom("keda-cpu", keda, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](1), 5
 			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},` +

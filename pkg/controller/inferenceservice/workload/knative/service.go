@@ -65,6 +65,17 @@ func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
 	pod := c.Pod.DeepCopy()
 	pod.Containers[0].Ports = servingPort(c)
+	if c.AgentPort != 0 {
+		// Knative routes to the one container that declares a port: the
+		// logger and batcher agent, which passes requests on to the model
+		// server.
+		pod.Containers[0].Ports = nil
+		for i := range pod.Containers {
+			if pod.Containers[i].Name == components.AgentContainerName {
+				pod.Containers[i].Ports = []corev1.ContainerPort{{Name: "http1", ContainerPort: c.AgentPort}}
+			}
+		}
+	}
 	podSpec, err := toMap(pod)
 	if err != nil {
 		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)

@@ -16,11 +16,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/sandbox"
+	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 // TestInstallUpgradeUninstall installs both charts for real, runs the
@@ -164,6 +166,11 @@ func applySamples(t *testing.T, sb *sandbox.Sandbox, ns string) []string {
 	ctx := context.Background()
 	files, err := filepath.Glob(filepath.Join(root, "config/samples/*.yaml"))
 	require.NoError(t, err)
+	// The KEDA sample needs KEDA's CRD; its operator is played below.
+	kedaCRD, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	_, err = envtest.InstallCRDs(sb.Env.Config, envtest.CRDInstallOptions{Paths: kedaCRD})
+	require.NoError(t, err)
 	for _, f := range files {
 		eventually(t, "applying "+filepath.Base(f), func() error { return dev.ApplyFile(ctx, sb.Client, f, ns) })
 	}
@@ -174,6 +181,9 @@ func applySamples(t *testing.T, sb *sandbox.Sandbox, ns string) []string {
 		names = append(names, isvc.Name)
 		if strings.EqualFold(isvc.Annotations[v1beta1.DeploymentModeAnnotation], "Knative") {
 			require.NoError(t, sb.PlayKnativeReady(ctx, ns, isvc.Name+"-predictor", 2*time.Minute))
+		}
+		if isvc.Annotations[v1beta1.AutoscalerClassAnnotation] == "keda" {
+			require.NoError(t, sb.PlayKEDAReady(ctx, ns, isvc.Name+"-predictor", 2*time.Minute))
 		}
 	}
 	return names

@@ -113,7 +113,11 @@ func (w *Watches) watch(ctx context.Context, k kinds.Kind) error {
 	if w.watching[k.GVK.String()] || w.ctrl == nil {
 		return nil
 	}
-	var preds []predicate.Predicate
+	// A child's creation wakes no reconcile: the reconcile that created it
+	// saw it created (apply.FreshReader). The informer's first list does:
+	// an optional kind's watch may start after its owners were reconciled,
+	// and the objects listed then may have changed since.
+	preds := []predicate.Predicate{predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return e.IsInInitialList }}}
 	if k.StatusSignal != nil {
 		preds = append(preds, StatusSignalChanged(k.StatusSignal))
 	}

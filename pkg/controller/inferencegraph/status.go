@@ -100,6 +100,9 @@ func ingressCondition(s *scope) condition {
 		return condition{reason: s.failure.reason, message: s.failure.message}
 	case s.router == nil:
 		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route is planned once the router is"}
+	case s.routes.Reason == "":
+		// The reconcile stopped before the route was read.
+		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route has not been read yet"}
 	}
 	return condition{ok: s.routes.Ready, reason: s.routes.Reason, message: s.routes.Message}
 }

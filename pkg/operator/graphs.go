@@ -5,8 +5,6 @@ import (
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,15 +54,6 @@ func setupGraphs(ctx context.Context, mgr manager.Manager, o Options, isvc *infe
 	return r.SetupWithManager(ctx, mgr, children)
 }
 
-// graphSelector selects the objects Serval labelled as a graph's.
-func graphSelector() labels.Selector {
-	req, err := labels.NewRequirement(v1alpha1.InferenceGraphLabel, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant, valid requirement
-	}
-	return labels.NewSelector().Add(*req)
-}
-
 func graphCacheOptions(o Options) cache.Options {
-	return cache.Options{DefaultTransform: leanTransform, DefaultLabelSelector: graphSelector(), DefaultNamespaces: watchedNamespaces(o)}
+	return cache.Options{DefaultTransform: leanTransform, DefaultLabelSelector: labelExists(v1alpha1.InferenceGraphLabel), DefaultNamespaces: watchedNamespaces(o)}
 }

@@ -145,9 +145,10 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// childSelector selects the objects Serval labelled as an InferenceService's.
-func childSelector() labels.Selector {
-	req, err := labels.NewRequirement(v1beta1.InferenceServiceLabel, selection.Exists, nil)
+// labelExists selects the objects that carry a label, whatever its value:
+// the objects Serval labelled as an InferenceService's, or a graph's.
+func labelExists(label string) labels.Selector {
+	req, err := labels.NewRequirement(label, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid requirement
 	}
@@ -171,7 +172,7 @@ func cacheOptions(o Options) cache.Options {
 	}
 	opts := cache.Options{
 		DefaultTransform:     leanTransform,
-		DefaultLabelSelector: childSelector(),
+		DefaultLabelSelector: labelExists(v1beta1.InferenceServiceLabel),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1beta1.InferenceService{}:       everything,
 			&v1alpha1.ServingRuntime{}:        everything,

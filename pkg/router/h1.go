@@ -472,11 +472,19 @@ func (c *h1conn) respond(status int, contentType string, body []byte, stream io.
 		_, _ = w.Write(body)
 	case chunked && !c.closeAfter:
 		cw := httputil.NewChunkedWriter(w)
-		copyStream(cw, stream)
+		if !copyStream(cw, stream) {
+			// Cut short: no last chunk, and the connection ends, so that
+			// the client sees the response fail rather than end.
+			c.closeAfter = true
+			return
+		}
 		_ = cw.Close()
 		_, _ = w.WriteString("\r\n")
 	default:
-		copyStream(w, stream)
+		if !copyStream(w, stream) {
+			// Fewer bytes than announced: the connection cannot go on.
+			c.closeAfter = true
+		}
 	}
 }
 

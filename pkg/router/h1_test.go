@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,43 @@ func TestGracefulShutdown(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "the idle connection was closed")
 	_, err = net.Dial("tcp", ln.Addr().String())
 	assert.Error(t, err, "the listener is closed")
+}
+
+// TestNoContent: a step that answers 204 without a length is answered at
+// once, not after its connection closes.
+func TestNoContent(t *testing.T) {
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(b.Close)
+	srv, _ := serve(t, graph(map[string]v1alpha1.InferenceRouter{"root": {RouterType: v1alpha1.Sequence,
+		Steps: []v1alpha1.InferenceStep{url(b.URL)}}}), router.Options{StepTimeout: 2 * time.Second})
+	start := time.Now()
+	status, body := post(t, srv.URL, `{}`)
+	assert.Equal(t, http.StatusNoContent, status)
+	assert.Empty(t, body)
+	assert.Less(t, time.Since(start), time.Second)
+}
+
+// TestCutShortResponse: a step whose response ends before its length ends
+// the client's connection too, rather than leave it waiting.
+func TestCutShortResponse(t *testing.T) {
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = w.Write([]byte(`{"partial":`))
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			return
+		}
+		conn, _, _ := hj.Hijack()
+		_ = conn.Close()
+	}))
+	t.Cleanup(b.Close)
+	srv, _ := serve(t, graph(map[string]v1alpha1.InferenceRouter{"root": {RouterType: v1alpha1.Sequence,
+		Steps: []v1alpha1.InferenceStep{url(b.URL)}}}), router.Options{StepTimeout: 2 * time.Second})
+	start := time.Now()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Error(t, err, "the client learns the body was cut short")
+	assert.Less(t, time.Since(start), 5*time.Second, "at once, not when an idle timeout closes the connection")
 }

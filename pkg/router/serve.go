@@ -128,24 +128,28 @@ func (r httpResponder) respond(status int, contentType string, body []byte, stre
 	copyStream(r.w, stream)
 }
 
-// copyStream copies a streaming body with a pooled buffer.
-func copyStream(w io.Writer, stream io.Reader) {
+// copyStream copies a streaming body with a pooled buffer. It reports
+// whether the body was copied whole.
+func copyStream(w io.Writer, stream io.Reader) bool {
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	buf.Grow(32 << 10)
 	p := buf.AvailableBuffer()[:32<<10]
+	defer buffers.Put(buf)
 	for {
 		n, err := stream.Read(p)
 		if n > 0 {
 			if _, werr := w.Write(p[:n]); werr != nil {
-				break
+				return false
 			}
 		}
+		if errors.Is(err, io.EOF) {
+			return true
+		}
 		if err != nil {
-			break
+			return false
 		}
 	}
-	buffers.Put(buf)
 }
 
 // jsonType is the content type of nearly every response; jsonContentType

@@ -354,6 +354,9 @@ func (u *upstream) readResponse(c *upstreamConn, stream bool) (*reply, error) {
 			closeAfter = closeAfter || bytes.EqualFold(value, []byte("close"))
 		}
 	}
+	if status == http.StatusNoContent || status == http.StatusNotModified {
+		length, chunked = 0, false // no body, whatever the headers say
+	}
 	var body io.Reader
 	switch {
 	case chunked:
@@ -416,6 +419,10 @@ type body2conn struct {
 func (b *body2conn) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if errors.Is(err, io.EOF) {
+		if l, ok := b.r.(*io.LimitedReader); ok && l.N > 0 {
+			// The connection ended before the announced length.
+			return n, io.ErrUnexpectedEOF
+		}
 		b.eof = true
 	}
 	return n, err

@@ -23,8 +23,6 @@ const (
 	// readinessProbeEnv carries the model server's readiness probe to the
 	// agent, which runs it (KServe's agent reads this variable).
 	readinessProbeEnv = "SERVING_READINESS_PROBE"
-	// podNameEnv holds the pod's name, the logger's --source-uri.
-	podNameEnv = "POD_NAME"
 )
 
 // addAgent puts KServe's agent in front of the component's first container
@@ -55,19 +53,11 @@ func addAgent(c *Component, isvc *v1beta1.InferenceService, cfg *config.Config) 
 	if probe == nil {
 		probe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}}}
 	}
-	// The pod's name is KServe's event source: the downward API gives it.
-	env := []corev1.EnvVar{{Name: podNameEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
-	if probe.HTTPGet != nil || probe.TCPSocket != nil {
-		// As KServe: an HTTP or TCP probe moves to the agent; an exec probe
-		// stays with the server.
-		probeJSON, err := json.Marshal(probe)
-		if err != nil {
-			return fmt.Errorf("encode the readiness probe of %s: %w", c.Name, err)
-		}
-		env = append(env, corev1.EnvVar{Name: readinessProbeEnv, Value: string(probeJSON)})
-		server.ReadinessProbe = nil
+	probeJSON, err := json.Marshal(probe)
+	if err != nil {
+		return fmt.Errorf("encode the readiness probe of %s: %w", c.Name, err)
 	}
-	security := server.SecurityContext.DeepCopy()
+	server.ReadinessProbe = nil
 	var args []string
 	if logger != nil {
 		args = append(args, loggerArgs(c, isvc, logger, cfg.Agent)...)
@@ -88,11 +78,9 @@ func addAgent(c *Component, isvc *v1beta1.InferenceService, cfg *config.Config) 
 		Image:     cfg.Agent.Image,
 		Args:      args,
 		Ports:     []corev1.ContainerPort{{Name: "agent-port", ContainerPort: AgentPort, Protocol: corev1.ProtocolTCP}},
-		Env:       env,
+		Env:       []corev1.EnvVar{{Name: readinessProbeEnv, Value: string(probeJSON)}},
 		Resources: *cfg.Agent.Resources.DeepCopy(),
-		// The server's security context, as KServe gives the agent.
-		SecurityContext: security,
-		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Scheme: corev1.URISchemeHTTP,
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Port: intstr.FromInt32(AgentPort), HTTPHeaders: []corev1.HTTPHeader{{Name: "K-Network-Probe", Value: "queue"}}}}},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	})
@@ -110,7 +98,7 @@ func loggerArgs(c *Component, isvc *v1beta1.InferenceService, l *v1beta1.LoggerS
 	if mode == "" {
 		mode = v1beta1.LogAll
 	}
-	args := []string{"--log-url", url, "--source-uri", "$(" + podNameEnv + ")", "--log-mode", string(mode),
+	args := []string{"--log-url", url, "--source-uri", "http://" + c.Name + "." + c.Namespace(), "--log-mode", string(mode),
 		"--inference-service", isvc.Name, "--namespace", isvc.Namespace, "--endpoint", "", "--component", string(c.Type)}
 	if len(l.MetadataHeaders) > 0 {
 		args = append(args, "--metadata-headers", strings.Join(l.MetadataHeaders, ","))
@@ -124,5 +112,5 @@ func loggerArgs(c *Component, isvc *v1beta1.InferenceService, l *v1beta1.LoggerS
 		}
 		args = append(args, "--metadata-annotations", strings.Join(kv, ","))
 	}
-	return append(args, "--logger-tls-skip-verify", "false")
+	return args
 }

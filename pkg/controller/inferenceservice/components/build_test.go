@@ -6,9 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -179,45 +177,4 @@ func TestTransformerKeepsUserArgs(t *testing.T) {
 	comps, err := build(t, Inputs{ISVC: isvcWith("m", spec), Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"--predictor_host=elsewhere:80", "--http_port", "9000", "--model_name", "m"}, comps[1].Pod.Containers[0].Args)
-}
-
-// TestAgentTakesTheServersProbe: with a logger, the agent runs the model
-// server's HTTP or TCP readiness probe, as KServe's agent does; an exec
-// probe stays with the server.
-func TestAgentTakesTheServersProbe(t *testing.T) {
-	sklearn := selection(sklearnRuntime(), v1beta1.ProtocolV1)
-	for _, tc := range []struct {
-		name      string
-		probe     *corev1.Probe
-		wantMoved bool
-	}{
-		{"none: a TCP probe of the serving port", nil, true},
-		{"HTTP", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/models/m", Port: intstr.FromInt32(8080)}}}, true},
-		{"exec", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			spec := modelSpec("sklearn", "gs://b/m")
-			spec.Predictor.Model.ReadinessProbe = tc.probe
-			spec.Predictor.Logger = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
-			comps, err := build(t, Inputs{ISVC: isvcWith("m", spec), Runtime: sklearn})
-			require.NoError(t, err)
-			pod := comps[0].Pod
-			agent := pod.Containers[len(pod.Containers)-1]
-			require.Equal(t, AgentContainerName, agent.Name)
-			var moved string
-			for _, e := range agent.Env {
-				if e.Name == "SERVING_READINESS_PROBE" {
-					moved = e.Value
-				}
-			}
-			if tc.wantMoved {
-				assert.NotEmpty(t, moved)
-				assert.Nil(t, pod.Containers[0].ReadinessProbe, "the server's probe moved to the agent")
-			} else {
-				assert.Empty(t, moved)
-				assert.Equal(t, tc.probe, pod.Containers[0].ReadinessProbe)
-			}
-			assert.Equal(t, AgentPort, comps[0].TargetPort(), "the Service targets the agent")
-		})
-	}
 }

@@ -33,6 +33,7 @@ func main() {
 	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once.")
 	flag.Float64Var(&qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
 	flag.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
+	flag.BoolVar(&o.APICompression, "kube-api-compression", false, "Ask the API server to gzip its responses, watch events included: less traffic, more CPU on both ends.")
 	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "", `Address that serves Go's profiles at /debug/pprof; empty or "0" disables.`)
 	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
 	flag.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")

@@ -41,11 +41,11 @@ func (s *Sandbox) startComponents() error {
 		name string
 		args []string
 	}{
-		{"kube-controller-manager", []string{kc, "--controllers=" + s.opts.Controllers,
+		{"kube-controller-manager", append([]string{kc, "--controllers=" + s.opts.Controllers,
 			"--use-service-account-credentials=false", "--secure-port=0", "--leader-elect=false",
 			// Kubelets do not exist, so pods would otherwise be evicted from
 			// nodes whose heartbeat kwok keeps but never fully reports.
-			"--node-monitor-grace-period=1h"}},
+			"--node-monitor-grace-period=1h"}, s.opts.ControllerManagerFlags...)},
 		{"kube-scheduler", []string{kc, "--secure-port=0", "--leader-elect=false"}},
 		{"kwok", []string{kc, "--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + nodeAnnotation + "=fake",

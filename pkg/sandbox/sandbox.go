@@ -51,6 +51,9 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, as name -> value (fault
 	// tests shorten watch timeouts and compaction, for one).
 	APIServerFlags map[string]string
+	// ControllerManagerFlags are extra kube-controller-manager flags, such as
+	// "--kube-api-qps=200" (benchmarks lift its client rate limit).
+	ControllerManagerFlags []string
 }
 
 // Sandbox is a running local cluster.

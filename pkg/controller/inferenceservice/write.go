@@ -41,15 +41,27 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 		// the API server refuses it, and the retry reads the new one).
 		patch = client.MergeFromWithOptions(s.orig, client.MergeFromWithOptimisticLock{})
 	}
-	if data, err := patch.Data(s.isvc); err == nil {
-		log.FromContext(ctx).V(1).Info("Patching status", "patch", string(data))
+	data, err := patch.Data(s.isvc)
+	if err != nil {
+		return fmt.Errorf("patch status of %s: %w", s.isvc.Name, err)
 	}
-	if err := r.Client.Status().Patch(ctx, s.isvc, patch); err != nil {
+	log.FromContext(ctx).V(1).Info("Patching status", "patch", string(data))
+	if err := r.Client.Status().Patch(ctx, metadataOf(s.isvc), client.RawPatch(patch.Type(), data)); err != nil {
 		return fmt.Errorf("patch status of %s: %w", s.isvc.Name, err)
 	}
 	r.statusWrites.record(key, fromVersion, digest)
 	r.recordTransitions(s.isvc, &s.orig.Status, &st, failing(s, &st))
 	return nil
+}
+
+// metadataOf names isvc for a write whose response only the metadata is
+// wanted of: the API server sends back the object's metadata alone, and the
+// manager decodes no status it has just computed (the watch brings the new
+// object to the cache anyway).
+func metadataOf(isvc *v1beta1.InferenceService) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: isvc.Namespace, Name: isvc.Name}}
+	m.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("InferenceService"))
+	return m
 }
 
 // statusWrites remembers, for each InferenceService, a digest of the status

@@ -84,12 +84,30 @@ type Result struct {
 
 // Apply applies each object unless its desired state is already live. owner
 // is the controlling InferenceService's UID. It applies every object it can
-// and reports the ones it could not: a *ConflictError for an object someone
-// else controls, else the API server's error.
+// and reports the ones it could not, in the order of objects: a
+// *ConflictError for an object someone else controls, else the API server's
+// error.
+//
+// The objects are applied at once, each in its own goroutine: they are
+// independent of one another (Kubernetes resolves the references between a
+// route, a Service and a Deployment whenever they exist), so the reconcile
+// that creates an InferenceService's children waits for one round trip to
+// the API server rather than one per child.
 func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) Result {
+	created := make([]client.Object, len(objects))
+	errs := make([]error, len(objects))
+	if len(objects) == 1 {
+		created[0], errs[0] = a.applyOne(ctx, owner, objects[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, obj := range objects {
+			wg.Go(func() { created[i], errs[i] = a.applyOne(ctx, owner, obj) })
+		}
+		wg.Wait()
+	}
 	var res Result
-	for _, obj := range objects {
-		created, err := a.applyOne(ctx, owner, obj)
+	for i, obj := range objects {
+		created, err := created[i], errs[i]
 		if err != nil {
 			var missing *missingError
 			res.Failures = append(res.Failures, Failure{Object: obj, Err: err, Missing: errors.As(err, &missing)})

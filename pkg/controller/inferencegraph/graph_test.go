@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -153,9 +154,10 @@ func TestGraphReadyOnlyWithItsServices(t *testing.T) {
 	// Steady state: a config change that changes nothing brings a
 	// reconcile of every graph, and no write.
 	settle(t, ns)
-	before := len(writes.into(ns))
+	before, reconciled := len(writes.into(ns)), reconciles(t)
 	touchConfig(t)
-	time.Sleep(2 * time.Second)
+	eventually(t, "a reconcile after the config change", func() bool { return reconciles(t) > reconciled })
+	time.Sleep(time.Second)
 	assert.Empty(t, writes.into(ns)[before:], "an unchanged graph is not written to")
 
 	require.NoError(t, k8s.Delete(context.Background(), &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "breeds", Namespace: ns}}))
@@ -177,6 +179,29 @@ func settle(t *testing.T, ns string) {
 			last, since = n, time.Now()
 		}
 	}
+}
+
+// reconciles is the number of reconciles the graph controller has finished,
+// from controller-runtime's metrics: the evidence that a check for "no
+// writes" watched a reconcile happen.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	require.NoError(t, err)
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "inferencegraph" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 var touches atomic.Int32

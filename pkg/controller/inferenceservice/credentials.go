@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -24,6 +25,9 @@ type credentialsMemo struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	entries map[types.NamespacedName]credentialsEntry
+	// reads lets reconciles that miss the memo at the same time (a rollout
+	// of many InferenceServices into a new namespace) share one read.
+	reads singleflight.Group
 }
 
 type credentialsEntry struct {
@@ -33,6 +37,29 @@ type credentialsEntry struct {
 
 func newCredentialsMemo() *credentialsMemo {
 	return &credentialsMemo{now: time.Now, entries: map[types.NamespacedName]credentialsEntry{}}
+}
+
+// load returns the Secrets of a ServiceAccount: remembered, or read by read
+// and remembered. Concurrent loads of the same ServiceAccount call read once.
+func (m *credentialsMemo) load(sa types.NamespacedName, read func() ([]corev1.Secret, error)) ([]corev1.Secret, error) {
+	if secrets, ok := m.get(sa); ok {
+		return secrets, nil
+	}
+	v, err, _ := m.reads.Do(sa.String(), func() (any, error) {
+		if secrets, ok := m.get(sa); ok {
+			return secrets, nil
+		}
+		secrets, err := read()
+		if err != nil {
+			return nil, err
+		}
+		m.put(sa, secrets)
+		return secrets, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]corev1.Secret), nil
 }
 
 // get returns the Secrets remembered for a ServiceAccount, if still fresh.

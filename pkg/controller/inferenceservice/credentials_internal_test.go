@@ -1,6 +1,9 @@
 package inferenceservice
 
 import (
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,4 +35,40 @@ func TestCredentialsMemo(t *testing.T) {
 
 	m.put(other, nil)
 	assert.Len(t, m.entries, 1, "stale entries are dropped as new ones come")
+}
+
+func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
+	m := newCredentialsMemo()
+	sa := types.NamespacedName{Namespace: "ns", Name: "default"}
+	var reads atomic.Int32
+	release := make(chan struct{})
+	read := func() ([]corev1.Secret, error) {
+		reads.Add(1)
+		<-release
+		return []corev1.Secret{{}}, nil
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			got, err := m.load(sa, read)
+			assert.NoError(t, err)
+			assert.Len(t, got, 1)
+		})
+	}
+	// Let the 16 loads pile up on the first read before it returns.
+	assert.Eventually(t, func() bool { return reads.Load() == 1 }, time.Second, time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	assert.Equal(t, int32(1), reads.Load(), "one read for 16 reconciles that missed together")
+
+	got, err := m.load(sa, func() ([]corev1.Secret, error) { t.Fatal("read while remembered"); return nil, nil })
+	assert.NoError(t, err)
+	assert.Len(t, got, 1)
+
+	other := types.NamespacedName{Namespace: "ns", Name: "other"}
+	_, err = m.load(other, func() ([]corev1.Secret, error) { return nil, errors.New("boom") })
+	assert.EqualError(t, err, "boom")
+	_, ok := m.get(other)
+	assert.False(t, ok, "a failed read is not remembered")
 }

@@ -146,14 +146,10 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 		name = "default"
 	}
 	key := types.NamespacedName{Namespace: isvc.Namespace, Name: name}
-	if secrets, ok := r.credentials.get(key); ok {
-		return map[string][]corev1.Secret{name: secrets}, nil
-	}
-	secrets, err := r.readServiceAccountSecrets(ctx, key)
+	secrets, err := r.credentials.load(key, func() ([]corev1.Secret, error) { return r.readServiceAccountSecrets(ctx, key) })
 	if err != nil {
 		return nil, err
 	}
-	r.credentials.put(key, secrets)
 	return map[string][]corev1.Secret{name: secrets}, nil
 }
 

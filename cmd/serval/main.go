@@ -109,7 +109,8 @@ func benchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench [-n N] [--json FILE]",
 		Short: "Measure Serval with N InferenceServices against the floor Kubernetes sets",
-		Long: `Starts a fresh local cluster (2 simulated nodes, the HPA controller off), runs
+		Long: `Starts a fresh local cluster (2 simulated nodes; the controller-manager without
+its HPA controller and without its client rate limit), runs
 the manager binary as a process of its own (webhooks off), creates N copies of
 config/samples/sklearn.yaml with 16 parallel workers, and records when they
 go Ready, the manager's peak RSS and CPU, its API requests per

@@ -112,10 +112,10 @@ const LeaderElectionID = "serval-manager.serving.serval.dev"
 // DefaultMaxConcurrentReconciles is the reconcile concurrency by default. A
 // reconcile mostly waits on the API server (a create per child, a status
 // patch), so during a rollout of many InferenceServices the workers, not the
-// CPU, bound the manager: measured with 1,000 at once on 2 cores, 4 workers
-// took 1.5 times as long as Kubernetes itself needs, 8 workers 1.35 times,
-// 16 workers as long (docs/benchmarks.md). Idle workers cost nothing, and
-// the client's rate limit (DefaultQPS) still caps the load they can make.
+// CPU, bound the manager: measured with 300 at once on 2 cores, 4 workers
+// took 1.5-1.6 times as long as Kubernetes itself needs, 16 workers 1.2-1.3
+// times (docs/benchmarks.md). Idle workers cost nothing, and the client's
+// rate limit (DefaultQPS) still caps the load they can make.
 const DefaultMaxConcurrentReconciles = 16
 
 func durationOrNil(d time.Duration) *time.Duration {

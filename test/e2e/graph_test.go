@@ -25,6 +25,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/dev"
+	"github.com/serval-dev/serval/pkg/sandbox"
 	"github.com/serval-dev/serval/pkg/testenv"
 )
 
@@ -109,10 +110,7 @@ func buildRouter(t *testing.T) string {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "router")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/router")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	bin, err := sandbox.BuildBinary(root, "./cmd/router", t.TempDir())
+	require.NoError(t, err)
 	return bin
 }

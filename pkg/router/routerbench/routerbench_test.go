@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/serval-dev/serval/pkg/router/routerbench"
+	"github.com/serval-dev/serval/pkg/sandbox"
 	"github.com/serval-dev/serval/pkg/testenv"
 )
 
@@ -37,11 +37,8 @@ func TestMain(m *testing.M) {
 func TestRun(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "router")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/router")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	bin, err := sandbox.BuildBinary(root, "./cmd/router", t.TempDir())
+	require.NoError(t, err)
 
 	backend := filepath.Join(t.TempDir(), "backend.sh")
 	require.NoError(t, os.WriteFile(backend, []byte("#!/bin/sh\nROUTERBENCH_BACKEND=\"$1\" exec "+os.Args[0]+"\n"), 0o755))

@@ -121,7 +121,8 @@ func (w *Watches) watch(ctx context.Context, k kinds.Kind) error {
 	if k.StatusSignal != nil {
 		preds = append(preds, StatusSignalChanged(k.StatusSignal))
 	}
-	src := source.Kind(w.cache, k.New(), handler.EnqueueRequestForOwner(w.scheme, w.mapper, w.owner, handler.OnlyControllerOwner()), preds...)
+	enqueue := Prioritized(handler.EnqueueRequestForOwner(w.scheme, w.mapper, w.owner, handler.OnlyControllerOwner()))
+	src := source.Kind(w.cache, k.New(), enqueue, preds...)
 	if err := w.ctrl.Watch(src); err != nil {
 		return err
 	}

@@ -59,7 +59,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		// Pod states (a crash-looping storage initializer) explain readiness;
-		// only an event that changes what a pod tells the status counts.
+		// only an event that changes what a pod tells the status counts. It
+		// waits its turn (unlike a child's change): what a pod tells is on its
+		// way to Ready, which the Deployment's status says first.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {

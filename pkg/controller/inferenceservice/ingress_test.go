@@ -137,6 +137,14 @@ func TestGatewayAPI(t *testing.T) {
 // end, so the next test (or -count run) starts without them again.
 func installCRDsForTest(t *testing.T, paths []string) {
 	t.Helper()
+	// An earlier test's cleanup may still be deleting some of these CRDs
+	// (a bundle such as Istio's holds many): one installed over a CRD that
+	// is terminating is deleted with it, and never appears.
+	listed := envtest.CRDInstallOptions{Paths: paths}
+	require.NoError(t, envtest.ReadCRDFiles(&listed))
+	for _, crd := range listed.CRDs {
+		waitCRDGone(t, crd.Name)
+	}
 	opts := envtest.CRDInstallOptions{Paths: paths}
 	_, err := envtest.InstallCRDs(env.Config, opts)
 	require.NoError(t, err)

@@ -17,11 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 var nsCounter atomic.Int32
@@ -186,21 +186,8 @@ func settle(t *testing.T, ns string) {
 // writes" watched a reconcile happen.
 func reconciles(t *testing.T) float64 {
 	t.Helper()
-	families, err := crmetrics.Registry.Gather()
+	n, _, err := testenv.MetricSum("controller_runtime_reconcile_total", map[string]string{"controller": "inferencegraph"})
 	require.NoError(t, err)
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "inferencegraph" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
 	return n
 }
 

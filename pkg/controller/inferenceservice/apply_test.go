@@ -13,11 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 var v1alpha1ServingRuntime = v1alpha1.ServingRuntime{}
@@ -170,46 +170,17 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 // ok is false when the series does not exist.
 func conditionGauge(t *testing.T, ns, name, typ, status string) (value float64, ok bool) {
 	t.Helper()
-	families, err := crmetrics.Registry.Gather()
+	value, ok, err := testenv.MetricSum("serval_inferenceservice_condition",
+		map[string]string{"namespace": ns, "name": name, "type": typ, "status": status})
 	require.NoError(t, err)
-	want := map[string]string{"namespace": ns, "name": name, "type": typ, "status": status}
-	for _, f := range families {
-		if f.GetName() != "serval_inferenceservice_condition" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			matched := 0
-			for _, l := range m.GetLabel() {
-				if want[l.GetName()] == l.GetValue() {
-					matched++
-				}
-			}
-			if matched == len(want) {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	return value, ok
 }
 
 // applySkips reads serval_apply_total{result="skip"} summed over kinds.
 func applySkips(t *testing.T) float64 {
 	t.Helper()
-	families, err := crmetrics.Registry.Gather()
+	total, _, err := testenv.MetricSum("serval_apply_total", map[string]string{"result": "skip"})
 	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "serval_apply_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == "skip" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
 	return total
 }
 

@@ -119,33 +119,61 @@ func PodsLoading(pods []corev1.Pod) bool {
 	return false
 }
 
-// PodSignal is what a pod tells the status: its problem, if any, and whether
-// it is loading the model. A pod event that leaves it unchanged (scheduling,
-// an IP, a readiness flip the Deployment reports anyway) need not trigger a
-// reconcile.
-func PodSignal(pod *corev1.Pod) string {
-	signal := ""
+// podNews is what a pod tells the status: its problem, if any, and whether
+// it is visibly loading the model.
+type podNews struct {
+	problem string
+	loading bool
+}
+
+// newsOf reads a pod's news. A pod is visibly loading while an init
+// container runs or while it runs but is not ready yet; once ready, the
+// Deployment (or the Knative revision) reports it.
+func newsOf(pod *corev1.Pod) podNews {
+	var n podNews
 	if p := FirstPodProblem([]corev1.Pod{*pod}); p != nil {
-		signal = p.String()
+		n.problem = p.String()
 	}
-	if PodsLoading([]corev1.Pod{*pod}) {
-		signal += "|loading"
+	n.loading = PodsLoading([]corev1.Pod{*pod}) && !podReady(pod)
+	return n
+}
+
+func (n podNews) any() bool { return n.problem != "" || n.loading }
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
 	}
-	return signal
+	return false
+}
+
+// PodUpdateIsNews reports whether a pod's update changes what a status
+// says: a problem that appears, changes or goes, or a pod that starts
+// loading its model. Scheduling, an IP and readiness are not news: the
+// Deployment reports readiness anyway, and a pod that turns Running and
+// Ready in one update (no readiness probe, or a quick one) loaded nothing
+// the status should show for the moment before its Deployment says so.
+func PodUpdateIsNews(old, updated *corev1.Pod) bool {
+	o, n := newsOf(old), newsOf(updated)
+	return o.problem != n.problem || (n.loading && !o.loading)
 }
 
 // PodSignalChanged passes the pod events that change what a status says: a
-// new or deleted pod with something to tell, an update that changes it.
+// new or deleted pod with something to tell, an update that is news.
 var PodSignalChanged = predicate.Funcs{
-	CreateFunc:  func(e event.CreateEvent) bool { return podSignal(e.Object) != "" },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return podSignal(e.ObjectOld) != podSignal(e.ObjectNew) },
-	DeleteFunc:  func(e event.DeleteEvent) bool { return podSignal(e.Object) != "" },
+	CreateFunc: func(e event.CreateEvent) bool { return podHasNews(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok1 := e.ObjectOld.(*corev1.Pod)
+		updated, ok2 := e.ObjectNew.(*corev1.Pod)
+		return ok1 && ok2 && PodUpdateIsNews(old, updated)
+	},
+	DeleteFunc:  func(e event.DeleteEvent) bool { return podHasNews(e.Object) },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-func podSignal(obj client.Object) string {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		return PodSignal(pod)
-	}
-	return ""
+func podHasNews(obj client.Object) bool {
+	pod, ok := obj.(*corev1.Pod)
+	return ok && newsOf(pod).any()
 }

@@ -47,25 +47,45 @@ func TestFirstPodProblem(t *testing.T) {
 	}
 }
 
-// TestPodSignal: the pod events that change what the status says are those
-// that trigger a reconcile; scheduling and readiness flips do not.
-func TestPodSignal(t *testing.T) {
+// TestPodUpdateIsNews: the pod updates that change what the status says
+// are those that trigger a reconcile; scheduling and readiness do not.
+func TestPodUpdateIsNews(t *testing.T) {
 	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	scheduled := *pending.DeepCopy()
 	scheduled.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
 	unschedulable := *pending.DeepCopy()
 	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes"}}
+	initializing := *scheduled.DeepCopy()
+	initializing.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "storage-initializer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	running := *scheduled.DeepCopy()
 	running.Status.Phase = corev1.PodRunning
 	ready := *running.DeepCopy()
 	ready.Status.Conditions = append(ready.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	unready := *running.DeepCopy()
+	unready.Status.Conditions = append(unready.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse})
 	crashing := *running.DeepCopy()
 	crashing.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
 
-	assert.Empty(t, PodSignal(&pending), "a new pod tells nothing")
-	assert.Equal(t, PodSignal(&pending), PodSignal(&scheduled), "scheduling changes nothing")
-	assert.NotEqual(t, PodSignal(&scheduled), PodSignal(&unschedulable), "unschedulable is news")
-	assert.NotEqual(t, PodSignal(&scheduled), PodSignal(&running), "loading is news")
-	assert.Equal(t, PodSignal(&running), PodSignal(&ready), "readiness comes from the Deployment")
-	assert.NotEqual(t, PodSignal(&running), PodSignal(&crashing), "a crash loop is news")
+	for _, tt := range []struct {
+		name         string
+		old, updated corev1.Pod
+		want         bool
+	}{
+		{"scheduling changes nothing", pending, scheduled, false},
+		{"unschedulable is news", scheduled, unschedulable, true},
+		{"scheduled at last is news", unschedulable, scheduled, true},
+		{"an init container loading is news", scheduled, initializing, true},
+		{"running, not ready yet: loading is news", scheduled, running, true},
+		{"running and ready at once: the Deployment says so", scheduled, ready, false},
+		{"ready after loading: the Deployment says so", running, ready, false},
+		{"ready no more: loading again is news", ready, unready, true},
+		{"a crash loop is news", running, crashing, true},
+		{"a crash loop ended is news", crashing, running, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, PodUpdateIsNews(&tt.old, &tt.updated))
+		})
+	}
+	assert.False(t, podHasNews(&pending), "a new pod tells nothing")
+	assert.True(t, podHasNews(&crashing), "a pod with a problem tells it")
 }

@@ -117,7 +117,8 @@ go Ready, the manager's peak RSS and CPU, its API requests per
 InferenceService, its reconciles, and its requests in an idle window after.
 Then, on a second fresh cluster with no operator, the floor: the same
 InferenceServices and the children Serval made for them, created directly.
-Prints a table, ratios to the floor first. Runs from the source tree, with
+Prints a table, ratios to the floor first; with --rounds, the round with
+the median ratio, all rounds listed. Runs from the source tree, with
 the control plane in bin/ (make controlplane).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -145,7 +146,8 @@ the control plane in bin/ (make controlplane).`,
 	cmd.Flags().DurationVar(&o.IdleWindow, "idle", time.Minute, "how long to watch the manager once all are Ready")
 	cmd.Flags().StringArrayVar(&o.ManagerArgs, "manager-arg", nil, "an extra flag for the manager, such as --max-concurrent-reconciles=8 (repeatable)")
 	cmd.Flags().BoolVar(&o.SkipFloor, "no-floor", false, "skip the floor run")
-	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor")
+	cmd.Flags().IntVar(&o.Rounds, "rounds", 1, "repeat Serval and the floor, alternately, this many times; the table shows the round with the median ratio")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor (DIR/round-N/... with --rounds)")
 	cmd.Flags().StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
 	cmd.AddCommand(benchGraphCommand(), benchBackendCommand(), benchProxyCommand())
 	return cmd

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -20,6 +22,11 @@ type Options struct {
 	ManagerArgs []string
 	// SkipFloor leaves out the floor run.
 	SkipFloor bool
+	// Rounds repeats the run (Serval, then the floor) this many times (1 by
+	// default); the result is the round with the median ratio, all rounds
+	// listed. The floor alone varies by ±15% from run to run on a small
+	// machine, and a single round's ratio with it.
+	Rounds int
 	// Dir keeps each run's cluster directory (logs, the manager's included)
 	// under Dir/serval and Dir/floor; temporary when empty.
 	Dir string
@@ -37,6 +44,9 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.Rounds < 1 {
+		o.Rounds = 1
+	}
 }
 
 // Result is what a run measured; `serval bench --json` writes it.
@@ -48,6 +58,27 @@ type Result struct {
 	Ratio  *Percentiles  `json:"ratioToFloor,omitempty"`
 	Floor  *FloorResult  `json:"floor,omitempty"`
 	Serval *ServalResult `json:"serval"`
+	// Rounds, when there were several, are every round's figures, in the
+	// order run; Ratio, Floor and Serval above are those of the round
+	// MedianRound (counted from 1).
+	Rounds      []Round `json:"rounds,omitempty"`
+	MedianRound int     `json:"medianRound,omitempty"`
+}
+
+// Round is one round of a run: Serval, then the floor.
+type Round struct {
+	Ratio  *Percentiles  `json:"ratioToFloor,omitempty"`
+	Floor  *FloorResult  `json:"floor,omitempty"`
+	Serval *ServalResult `json:"serval"`
+}
+
+// allReady is what rounds are ordered by: the ratio to the floor of the
+// time to all Ready, or that time itself without a floor.
+func (r Round) allReady() float64 {
+	if r.Ratio != nil {
+		return r.Ratio.P100
+	}
+	return r.Serval.Ready.P100
 }
 
 // ServalResult is the run with Serval.
@@ -101,32 +132,66 @@ type FloorResult struct {
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
 }
 
-// Run measures Serval with o.N InferenceServices, then the floor.
+// Run measures Serval with o.N InferenceServices, then the floor, o.Rounds
+// times.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	o.defaults()
 	if o.N < 1 {
 		return nil, fmt.Errorf("N must be at least 1")
 	}
 	res := &Result{N: o.N, Workers: o.Workers, Machine: describeMachine()}
+	var rounds []Round
+	for i := range o.Rounds {
+		ro := o
+		if o.Rounds > 1 {
+			fmt.Fprintf(o.Progress, "bench: round %d of %d\n", i+1, o.Rounds)
+			if o.Dir != "" {
+				ro.Dir = filepath.Join(o.Dir, fmt.Sprintf("round-%d", i+1))
+			}
+		}
+		round, err := runRound(ctx, ro)
+		if err != nil {
+			return nil, err
+		}
+		rounds = append(rounds, round)
+	}
+	median := medianRound(rounds)
+	res.Ratio, res.Floor, res.Serval = rounds[median].Ratio, rounds[median].Floor, rounds[median].Serval
+	if len(rounds) > 1 {
+		res.Rounds, res.MedianRound = rounds, median+1
+	}
+	return res, nil
+}
+
+// runRound runs Serval, then the floor.
+func runRound(ctx context.Context, o Options) (Round, error) {
 	serval, children, err := runServal(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("the run with Serval: %w", err)
+		return Round{}, fmt.Errorf("the run with Serval: %w", err)
 	}
-	res.Serval = serval
 	if o.SkipFloor {
-		return res, nil
+		return Round{Serval: serval}, nil
 	}
 	floor, err := runFloor(ctx, o, children)
 	if err != nil {
-		return nil, fmt.Errorf("the floor: %w", err)
+		return Round{}, fmt.Errorf("the floor: %w", err)
 	}
-	res.Floor = floor
-	res.Ratio = &Percentiles{
+	return Round{Serval: serval, Floor: floor, Ratio: &Percentiles{
 		P50:  serval.Ready.P50 / floor.Ready.P50,
 		P90:  serval.Ready.P90 / floor.Ready.P90,
 		P100: serval.Ready.P100 / floor.Ready.P100,
+	}}, nil
+}
+
+// medianRound is the index of the round with the median time to all Ready
+// (the lower of the two middle ones for an even count).
+func medianRound(rounds []Round) int {
+	order := make([]int, len(rounds))
+	for i := range order {
+		order[i] = i
 	}
-	return res, nil
+	sort.SliceStable(order, func(a, b int) bool { return rounds[order[a]].allReady() < rounds[order[b]].allReady() })
+	return order[(len(order)-1)/2]
 }
 
 // readyTimeout bounds a run's wait for Ready: generous, since a slow machine

@@ -13,6 +13,22 @@ func Print(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "serval bench: N=%d InferenceServices (%s, Standard mode with an Ingress), %d workers, webhooks off\n",
 		r.N, sampleFile, r.Workers)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %d GiB, Linux %s, %s\n\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.Go)
+	if len(r.Rounds) > 1 {
+		var figures []string
+		for _, round := range r.Rounds {
+			if round.Ratio != nil {
+				figures = append(figures, fmt.Sprintf("%.2f", round.Ratio.P100))
+			} else {
+				figures = append(figures, fmt.Sprintf("%.1f s", round.Serval.Ready.P100))
+			}
+		}
+		what := "all Ready × floor"
+		if r.Ratio == nil {
+			what = "all Ready"
+		}
+		fmt.Fprintf(w, "%d rounds, each Serval then the floor: %s %s; below, round %d, the median\n\n",
+			len(r.Rounds), what, strings.Join(figures, ", "), r.MedianRound)
+	}
 	s := r.Serval
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if r.Floor != nil {

@@ -2,7 +2,9 @@ package operator
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -22,6 +24,21 @@ func leanObject(obj any) (any, error) {
 		// template (what it applies is compared by hash): the template's
 		// containers, resources and volumes were a fifth of the cache.
 		o.Spec.Template.Spec = corev1.PodSpec{}
+		return o, nil
+	// Of its Services, autoscalers and Ingresses Serval reads the metadata
+	// (owner, hash, generation) and an Ingress's load-balancer address; what
+	// it applies is compared by hash, never with the live spec.
+	case *corev1.Service:
+		o.ManagedFields = ownEntries(o.ManagedFields, false)
+		o.Spec, o.Status = corev1.ServiceSpec{}, corev1.ServiceStatus{}
+		return o, nil
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		o.ManagedFields = ownEntries(o.ManagedFields, false)
+		o.Spec, o.Status = autoscalingv2.HorizontalPodAutoscalerSpec{}, autoscalingv2.HorizontalPodAutoscalerStatus{}
+		return o, nil
+	case *networkingv1.Ingress:
+		o.ManagedFields = ownEntries(o.ManagedFields, false)
+		o.Spec = networkingv1.IngressSpec{}
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(ownEntries(o.GetManagedFields(), false))

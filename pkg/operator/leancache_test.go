@@ -5,7 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -50,4 +52,29 @@ func TestLeanObject(t *testing.T) {
 	assert.Empty(t, leanP.Spec.Containers)
 	assert.Empty(t, leanP.Status.PodIP)
 	assert.Empty(t, leanP.ManagedFields)
+
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: "m-predictor", Generation: 2, Labels: map[string]string{"a": "b"},
+			Annotations: map[string]string{apply.HashAnnotation: "h"}, ManagedFields: entries}
+	}
+	svc := &corev1.Service{ObjectMeta: meta(), Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.2", Ports: []corev1.ServicePort{{Port: 80}}}}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta(), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 3},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 2}}
+	ing := &networkingv1.Ingress{ObjectMeta: meta(), Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "m.example.com"}}},
+		Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{{IP: "1.2.3.4"}}}}}
+	for _, obj := range []metav1.Object{svc, hpa, ing} {
+		got, err := leanObject(obj)
+		assert.NoError(t, err)
+		m := got.(metav1.Object)
+		assert.Equal(t, "m-predictor", m.GetName())
+		assert.Equal(t, int64(2), m.GetGeneration(), "the generation is read (the skip cache)")
+		assert.Equal(t, meta().Labels, m.GetLabels())
+		assert.Equal(t, meta().Annotations, m.GetAnnotations(), "the applied hash is read")
+		assert.Len(t, m.GetManagedFields(), 1, "a marker of Serval's Update entry")
+	}
+	assert.Empty(t, svc.Spec.Ports, "a Service's spec is not read")
+	assert.Zero(t, hpa.Spec.MaxReplicas, "an autoscaler's spec is not read")
+	assert.Zero(t, hpa.Status.CurrentReplicas, "nor its status")
+	assert.Empty(t, ing.Spec.Rules, "an Ingress's rules are not read")
+	assert.Equal(t, "1.2.3.4", ing.Status.LoadBalancer.Ingress[0].IP, "its address is (requireLoadBalancerAddress)")
 }

@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func roundOf(ratio float64) Round {
+	return Round{Ratio: &Percentiles{P100: ratio}, Floor: &FloorResult{}, Serval: &ServalResult{}}
+}
+
+// TestMedianRound: the result of several rounds is the one with the median
+// ratio, not the best.
+func TestMedianRound(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		rounds []Round
+		want   int
+	}{
+		{"one", []Round{roundOf(1.3)}, 0},
+		{"three", []Round{roundOf(1.03), roundOf(1.63), roundOf(1.46)}, 2},
+		{"four: the lower middle", []Round{roundOf(1.4), roundOf(1.1), roundOf(1.2), roundOf(1.3)}, 2},
+		{"no floor: the time", []Round{{Serval: &ServalResult{Ready: Percentiles{P100: 90}}},
+			{Serval: &ServalResult{Ready: Percentiles{P100: 80}}}, {Serval: &ServalResult{Ready: Percentiles{P100: 85}}}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, medianRound(tt.rounds))
+		})
+	}
+}
+
+func TestPrintRounds(t *testing.T) {
+	rounds := []Round{roundOf(1.03), roundOf(1.63), roundOf(1.46)}
+	for i := range rounds {
+		rounds[i].Floor.Ready.P100, rounds[i].Serval.Ready.P100 = 60, 60*rounds[i].Ratio.P100
+	}
+	var out bytes.Buffer
+	Print(&out, &Result{N: 1000, Ratio: rounds[2].Ratio, Floor: rounds[2].Floor, Serval: rounds[2].Serval, Rounds: rounds, MedianRound: 3})
+	assert.Contains(t, out.String(), "3 rounds, each Serval then the floor: all Ready × floor 1.03, 1.63, 1.46; below, round 3, the median")
+	assert.Regexp(t, `all Ready\s+1\.46\s`, out.String(), "the table is the median round's")
+}

@@ -20,7 +20,7 @@ import (
 func main() {
 	var o operator.Options
 	var watchNamespaces string
-	var qps float64
+	var qps, memoryLimitRatio float64
 	flag.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
 	flag.StringVar(&o.KnativeNamespace, "knative-namespace", operator.DefaultKnativeNamespace, "Knative Serving's namespace, whose config-features ConfigMap Serval reads.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
@@ -34,6 +34,7 @@ func main() {
 	flag.Float64Var(&qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
 	flag.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
 	flag.BoolVar(&o.APICompression, "kube-api-compression", false, "Ask the API server to gzip its responses, watch events included: less traffic, more CPU on both ends.")
+	flag.Float64Var(&memoryLimitRatio, "memory-limit-ratio", operator.DefaultMemoryLimitRatio, "The Go runtime's soft memory limit as a share of the container's memory limit, so that the collector works harder near the limit instead of the manager being killed; 0 disables; GOMEMLIMIT, when set, wins.")
 	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "", `Address that serves Go's profiles at /debug/pprof; empty or "0" disables.`)
 	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
 	flag.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
@@ -55,6 +56,14 @@ func main() {
 	// at the same verbosity (--zap-log-level=4 shows watches that expire).
 	klog.SetLogger(logger)
 	log := ctrl.Log.WithName("setup")
+	soft, err := operator.SetMemoryLimit(memoryLimitRatio)
+	if err != nil {
+		log.Error(err, "Invalid --memory-limit-ratio")
+		os.Exit(1)
+	}
+	if soft > 0 {
+		log.Info("Go's soft memory limit set from the container's", "bytes", soft, "ratio", memoryLimitRatio)
+	}
 	o.QPS = float32(qps)
 	if watchNamespaces != "" {
 		o.WatchNamespaces = strings.Split(watchNamespaces, ",")

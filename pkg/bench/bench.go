@@ -54,19 +54,18 @@ type Result struct {
 	N       int     `json:"n"`
 	Workers int     `json:"workers"`
 	Machine Machine `json:"machine"`
-	// Ratio is Serval's time to Ready over the floor's, per percentile.
-	Ratio  *Percentiles  `json:"ratioToFloor,omitempty"`
-	Floor  *FloorResult  `json:"floor,omitempty"`
-	Serval *ServalResult `json:"serval"`
+	// Round holds the figures: of the one round, or of the round with the
+	// median ratio (MedianRound, counted from 1) when there were several.
+	Round
 	// Rounds, when there were several, are every round's figures, in the
-	// order run; Ratio, Floor and Serval above are those of the round
-	// MedianRound (counted from 1).
+	// order run.
 	Rounds      []Round `json:"rounds,omitempty"`
 	MedianRound int     `json:"medianRound,omitempty"`
 }
 
 // Round is one round of a run: Serval, then the floor.
 type Round struct {
+	// Ratio is Serval's time to Ready over the floor's, per percentile.
 	Ratio  *Percentiles  `json:"ratioToFloor,omitempty"`
 	Floor  *FloorResult  `json:"floor,omitempty"`
 	Serval *ServalResult `json:"serval"`
@@ -156,7 +155,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		rounds = append(rounds, round)
 	}
 	median := medianRound(rounds)
-	res.Ratio, res.Floor, res.Serval = rounds[median].Ratio, rounds[median].Floor, rounds[median].Serval
+	res.Round = rounds[median]
 	if len(rounds) > 1 {
 		res.Rounds, res.MedianRound = rounds, median+1
 	}

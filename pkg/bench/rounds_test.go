@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +38,26 @@ func TestPrintRounds(t *testing.T) {
 		rounds[i].Floor.Ready.P100, rounds[i].Serval.Ready.P100 = 60, 60*rounds[i].Ratio.P100
 	}
 	var out bytes.Buffer
-	Print(&out, &Result{N: 1000, Ratio: rounds[2].Ratio, Floor: rounds[2].Floor, Serval: rounds[2].Serval, Rounds: rounds, MedianRound: 3})
+	Print(&out, &Result{N: 1000, Round: rounds[2], Rounds: rounds, MedianRound: 3})
 	assert.Contains(t, out.String(), "3 rounds, each Serval then the floor: all Ready × floor 1.03, 1.63, 1.46; below, round 3, the median")
 	assert.Regexp(t, `all Ready\s+1\.46\s`, out.String(), "the table is the median round's")
+}
+
+// TestRoundsJSON: the median round's figures stay where one round's are,
+// at the top of the document, with every round listed after.
+func TestRoundsJSON(t *testing.T) {
+	rounds := []Round{roundOf(1.03), roundOf(1.63), roundOf(1.46)}
+	data, err := json.Marshal(&Result{N: 1000, Round: rounds[2], Rounds: rounds, MedianRound: 3})
+	assert.NoError(t, err)
+	var doc struct {
+		Ratio       Percentiles `json:"ratioToFloor"`
+		Serval      any         `json:"serval"`
+		Rounds      []any       `json:"rounds"`
+		MedianRound int         `json:"medianRound"`
+	}
+	assert.NoError(t, json.Unmarshal(data, &doc))
+	assert.Equal(t, 1.46, doc.Ratio.P100)
+	assert.NotNil(t, doc.Serval)
+	assert.Len(t, doc.Rounds, 3)
+	assert.Equal(t, 3, doc.MedianRound)
 }

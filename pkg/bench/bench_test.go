@@ -53,6 +53,22 @@ func TestBenchAtTen(t *testing.T) {
 	assert.Equal(t, 5.0, res.Floor.ObjectsPerISVC, "the InferenceService, its Deployment, Service, HPA and Ingress")
 }
 
+// TestBenchRounds runs two short rounds without the floor: each round is a
+// run of its own, in a directory of its own, and the result is one of them.
+func TestBenchRounds(t *testing.T) {
+	dir := t.TempDir()
+	res, err := bench.Run(context.Background(), bench.Options{N: 2, Rounds: 2, SkipFloor: true, IdleWindow: 2 * time.Second,
+		Dir: dir, Progress: testWriter{t}})
+	require.NoError(t, err)
+	require.Len(t, res.Rounds, 2)
+	assert.Contains(t, []int{1, 2}, res.MedianRound)
+	assert.Same(t, res.Rounds[res.MedianRound-1].Serval, res.Serval, "the result is the median round")
+	assert.Nil(t, res.Floor)
+	for _, round := range []string{"round-1", "round-2"} {
+		assert.FileExists(t, filepath.Join(dir, round, "serval", "logs", "manager.log"), "each round keeps its logs")
+	}
+}
+
 func lookup(doc map[string]any, path []string) (any, bool) {
 	var v any = doc
 	for _, k := range path {

@@ -41,6 +41,8 @@ func newCredentialsMemo() *credentialsMemo {
 
 // load returns the Secrets of a ServiceAccount: remembered, or read by read
 // and remembered. Concurrent loads of the same ServiceAccount call read once.
+// They share its outcome, an error included (a read cut short with the first
+// caller's context): each such reconcile is retried like any failed read.
 func (m *credentialsMemo) load(sa types.NamespacedName, read func() ([]corev1.Secret, error)) ([]corev1.Secret, error) {
 	if secrets, ok := m.get(sa); ok {
 		return secrets, nil

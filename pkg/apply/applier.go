@@ -68,6 +68,7 @@ type ConflictError struct {
 	Owner  string
 }
 
+// Error names the object, its controller and what the user can do.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s exists and is not controlled by this InferenceService (controller: %s); delete or rename it", e.Object, e.Owner)
 }

@@ -79,4 +79,5 @@ func (f Failure) Message() string {
 	return fmt.Sprintf("applying %s failed: %v", f.Object, f.Err)
 }
 
+// Error is the failure's Message.
 func (f Failure) Error() string { return f.Message() }

@@ -91,6 +91,10 @@ type ServalResult struct {
 	// APIServerCPUSeconds is kube-apiserver's CPU from the first create to
 	// the last Ready.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// ComponentsCPUSeconds is the controller-manager's, the scheduler's
+	// and kwok's CPU over the same span: the same work as in the floor, so
+	// that the ratio of the two says how fast the machine ran.
+	ComponentsCPUSeconds float64 `json:"componentsCPUSeconds"`
 	// RequestsPerISVC are the manager's API requests from the first create
 	// to the last Ready, by verb, per InferenceService; Events apart.
 	RequestsPerISVC map[string]float64 `json:"requestsPerISVC"`
@@ -127,8 +131,11 @@ type FloorResult struct {
 	Ready Percentiles `json:"ready"`
 	// ObjectsPerISVC is what was created per InferenceService: itself and
 	// the children Serval made for it.
-	ObjectsPerISVC      float64 `json:"objectsPerISVC"`
-	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	ObjectsPerISVC float64 `json:"objectsPerISVC"`
+	// APIServerCPUSeconds and ComponentsCPUSeconds are as in ServalResult,
+	// from the first create to the last Deployment available.
+	APIServerCPUSeconds  float64 `json:"apiServerCPUSeconds"`
+	ComponentsCPUSeconds float64 `json:"componentsCPUSeconds"`
 }
 
 // Run measures Serval with o.N InferenceServices, then the floor, o.Rounds

@@ -31,10 +31,10 @@ func TestBenchAtTen(t *testing.T) {
 	for _, path := range [][]string{
 		{"n"}, {"workers"}, {"machine", "cpus"},
 		{"ratioToFloor", "p50Seconds"}, {"ratioToFloor", "p90Seconds"}, {"ratioToFloor", "p100Seconds"},
-		{"floor", "ready", "p100Seconds"}, {"floor", "objectsPerISVC"}, {"floor", "apiServerCPUSeconds"},
+		{"floor", "ready", "p100Seconds"}, {"floor", "objectsPerISVC"}, {"floor", "apiServerCPUSeconds"}, {"floor", "componentsCPUSeconds"},
 		{"serval", "ready", "p50Seconds"}, {"serval", "ready", "p90Seconds"}, {"serval", "ready", "p100Seconds"},
 		{"serval", "managerPeakRSSMiB"}, {"serval", "managerCPUSeconds"}, {"serval", "apiServerCPUSeconds"},
-		{"serval", "totalRequestsPerISVC"}, {"serval", "writesPerISVC"}, {"serval", "reconciles"},
+		{"serval", "componentsCPUSeconds"}, {"serval", "totalRequestsPerISVC"}, {"serval", "writesPerISVC"}, {"serval", "reconciles"},
 		{"serval", "reconcileP50Ms"}, {"serval", "reconcileP99Ms"},
 	} {
 		v, ok := lookup(doc, path)

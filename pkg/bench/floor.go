@@ -70,11 +70,7 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go func() { _ = tracker.run(watchCtx, watcher, &appsv1.DeploymentList{}, Namespace) }()
-	apiPID, err := sb.APIServerPID()
-	if err != nil {
-		return nil, err
-	}
-	apiBefore, err := cpuSeconds(apiPID)
+	span, err := startSpanCPU(sb)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +101,10 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	if err := tracker.wait(ctx, readyTimeout(o.N)); err != nil {
 		return nil, fmt.Errorf("waiting for the Deployments: %w", err)
 	}
-	apiAfter, err := cpuSeconds(apiPID)
+	apiCPU, componentCPU, err := span.since()
 	if err != nil {
 		return nil, err
 	}
 	return &FloorResult{Ready: tracker.percentiles(), ObjectsPerISVC: float64(objects) / float64(o.N),
-		APIServerCPUSeconds: apiAfter - apiBefore}, nil
+		APIServerCPUSeconds: apiCPU, ComponentsCPUSeconds: componentCPU}, nil
 }

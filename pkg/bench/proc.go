@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/serval-dev/serval/pkg/sandbox"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of CPU times in /proc: 100 on
@@ -54,4 +56,50 @@ func peakRSSMiB(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// spanCPU measures the CPU of the cluster's processes over a span: the API
+// server's, and as a control that of the components that do the same work
+// whether Serval runs or not (the controller-manager's Deployments and
+// ReplicaSets, the scheduler's and kwok's pods). Two runs of the same work
+// differ in that control only by how fast the machine was at the time.
+type spanCPU struct {
+	apiPID         int
+	componentPIDs  []int
+	api, component float64
+}
+
+// startSpanCPU reads the processes' CPU now.
+func startSpanCPU(sb *sandbox.Sandbox) (*spanCPU, error) {
+	apiPID, err := sb.APIServerPID()
+	if err != nil {
+		return nil, err
+	}
+	s := &spanCPU{apiPID: apiPID}
+	for _, pid := range sb.ComponentPIDs() {
+		s.componentPIDs = append(s.componentPIDs, pid)
+	}
+	s.api, s.component, err = s.read()
+	return s, err
+}
+
+func (s *spanCPU) read() (api, component float64, err error) {
+	if api, err = cpuSeconds(s.apiPID); err != nil {
+		return 0, 0, err
+	}
+	for _, pid := range s.componentPIDs {
+		c, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		component += c
+	}
+	return api, component, nil
+}
+
+// since returns the CPU seconds used since startSpanCPU: the API server's
+// and the components'.
+func (s *spanCPU) since() (api, component float64, err error) {
+	api, component, err = s.read()
+	return api - s.api, component - s.component, err
 }

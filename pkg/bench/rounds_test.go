@@ -41,6 +41,16 @@ func TestPrintRounds(t *testing.T) {
 	Print(&out, &Result{N: 1000, Round: rounds[2], Rounds: rounds, MedianRound: 3})
 	assert.Contains(t, out.String(), "3 rounds, each Serval then the floor: all Ready × floor 1.03, 1.63, 1.46; below, round 3, the median")
 	assert.Regexp(t, `all Ready\s+1\.46\s`, out.String(), "the table is the median round's")
+	assert.NotContains(t, out.String(), "the same work", "no control figures without them")
+
+	// With the components' CPU, each round says how fast the machine ran.
+	for i, speed := range []float64{1.0, 1.3, 1.2} {
+		rounds[i].Floor.ComponentsCPUSeconds, rounds[i].Serval.ComponentsCPUSeconds = 20, 20*speed
+	}
+	out.Reset()
+	Print(&out, &Result{N: 1000, Round: rounds[2], Rounds: rounds, MedianRound: 3})
+	assert.Contains(t, out.String(), "all Ready × floor 1.03, 1.63, 1.46 (the same work's CPU × floor 1.00, 1.30, 1.20); below, round 3")
+	assert.Regexp(t, `the same work's CPU \(see below\)\s+1\.20\s+20\.0 s\s+24\.0 s`, out.String())
 }
 
 // TestRoundsJSON: the median round's figures stay where one round's are,

@@ -113,11 +113,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	if err != nil {
 		return nil, nil, err
 	}
-	apiPID, err := sb.APIServerPID()
-	if err != nil {
-		return nil, nil, err
-	}
-	apiBefore, err := cpuSeconds(apiPID)
+	span, err := startSpanCPU(sb)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,11 +136,11 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	if err != nil {
 		return nil, nil, err
 	}
-	apiAfter, err := cpuSeconds(apiPID)
+	apiCPU, componentCPU, err := span.since()
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &ServalResult{Ready: readyAt, APIServerCPUSeconds: apiAfter - apiBefore, ManagerArgs: args}
+	res := &ServalResult{Ready: readyAt, APIServerCPUSeconds: apiCPU, ComponentsCPUSeconds: componentCPU, ManagerArgs: args}
 	requestFigures(res, before, after, o.N)
 	fmt.Fprintf(o.Progress, "bench: all %d Ready after %.1f s; watching the idle manager for %s\n", o.N, res.Ready.P100, o.IdleWindow)
 

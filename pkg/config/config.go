@@ -129,6 +129,7 @@ type KeyError struct {
 	Key, Value, Problem string
 }
 
+// Error names the serval-config key, its value and what is wrong with it.
 func (e KeyError) Error() string {
 	return fmt.Sprintf("serval-config key %s: %q %s", e.Key, e.Value, e.Problem)
 }

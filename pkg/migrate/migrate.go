@@ -37,6 +37,7 @@ type Finding struct {
 	Blocking bool
 }
 
+// String is the finding as `serval migrate` prints it, with its level.
 func (f Finding) String() string {
 	level := "note"
 	if f.Blocking {

@@ -18,6 +18,7 @@ type Error struct {
 	Message string
 }
 
+// Error is the message, naming the failing step when there is one.
 func (e *Error) Error() string {
 	msg := e.Message
 	if e.Step != "" {

@@ -43,6 +43,7 @@ type SelectionError struct {
 	Message string
 }
 
+// Error is the reason followed by the message.
 func (e *SelectionError) Error() string { return string(e.Reason) + ": " + e.Message }
 
 // maxListedSkips bounds how many skipped runtimes a message names.

@@ -57,6 +57,7 @@ func (s *Sandbox) startComponents() error {
 		if err != nil {
 			return err
 		}
+		p.component = true
 		s.procs = append(s.procs, p)
 		s.reaper.watchPID(p.cmd.Process.Pid)
 	}

@@ -69,6 +69,19 @@ func (s *Sandbox) APIServerPID() (int, error) {
 	return pid, err
 }
 
+// ComponentPIDs are the IDs of the components the sandbox started itself
+// (kube-controller-manager, kube-scheduler, kwok), by name; not those of
+// StartProcess.
+func (s *Sandbox) ComponentPIDs() map[string]int {
+	pids := map[string]int{}
+	for _, p := range s.procs {
+		if p.component {
+			pids[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return pids
+}
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool { return p.p.exited() }
 

@@ -18,6 +18,8 @@ type process struct {
 	cmd  *exec.Cmd
 	log  *os.File
 	done chan struct{}
+	// component: one of the cluster's own (startComponents).
+	component bool
 }
 
 // startProcess runs bin with args in a process group of its own, its output

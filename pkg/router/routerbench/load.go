@@ -36,6 +36,8 @@ type LoadResult struct {
 	P99         time.Duration `json:"p99"`
 }
 
+// String is the result on one line: concurrency, throughput, latencies
+// and counts.
 func (r LoadResult) String() string {
 	return fmt.Sprintf("c=%d %.0f req/s p50 %s p99 %s (%d requests, %d errors)",
 		r.Concurrency, r.PerSecond, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Requests, r.Errors)

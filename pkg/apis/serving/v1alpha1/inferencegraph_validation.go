@@ -14,6 +14,7 @@ type GraphProblem struct {
 	Path, Detail string
 }
 
+// String is the problem as the webhook reports it: the field path, then the detail.
 func (p GraphProblem) String() string { return p.Path + ": " + p.Detail }
 
 // ValidateGraph returns every problem of a graph spec, each naming the node

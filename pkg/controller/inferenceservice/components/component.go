@@ -105,6 +105,7 @@ type BuildError struct {
 	Message   string
 }
 
+// Error is the component followed by what kept it from being built.
 func (e *BuildError) Error() string {
 	return string(e.Component) + ": " + e.Message
 }

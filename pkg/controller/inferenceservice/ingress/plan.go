@@ -113,6 +113,7 @@ type HostError struct {
 	Problems []string
 }
 
+// Error names the rendered host, why it is invalid and how to fix it.
 func (e *HostError) Error() string {
 	return fmt.Sprintf("ingress.domainTemplate renders the host %q, which is not a valid host name: %s; shorten the name or the namespace, or change the template",
 		e.Host, strings.Join(e.Problems, "; "))

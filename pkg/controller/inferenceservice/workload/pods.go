@@ -24,6 +24,8 @@ func (p PodProblem) Unschedulable() bool {
 	return p.Container == "" && p.Reason == corev1.PodReasonUnschedulable
 }
 
+// String is the problem as a status message shows it: the pod, the
+// container and the reason.
 func (p PodProblem) String() string {
 	s := fmt.Sprintf("pod %s: container %s: %s", p.Pod, p.Container, p.Reason)
 	if p.Container == "" {

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,6 +33,20 @@ func TestRuntimePriorityConflictIsRejected(t *testing.T) {
 	err = create(runtimeYAML("ServingRuntime", "ns-second", spec))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ServingRuntime ns-second and ServingRuntime ns-first both auto-select")
+}
+
+// TestConflictRightAfterTheFirstIsRejected: a conflicting runtime created
+// right after the first, as one `kubectl apply` of a file with both does, is
+// rejected every time, not only once a cache has caught up.
+func TestConflictRightAfterTheFirstIsRejected(t *testing.T) {
+	for i := range 10 {
+		format := fmt.Sprintf("back-to-back-%d", i)
+		spec := container + "  supportedModelFormats: [{name: " + format + ", autoSelect: true, priority: 1}]\n"
+		require.NoError(t, create(runtimeYAML("ClusterServingRuntime", format+"-a", spec)))
+		err := create(runtimeYAML("ClusterServingRuntime", format+"-b", spec))
+		require.Error(t, err, "%s-b conflicts with %s-a, created just before", format, format)
+		assert.Contains(t, err.Error(), "both auto-select model format "+format)
+	}
 }
 
 func TestBadRuntimesAreRejected(t *testing.T) {

@@ -9,16 +9,22 @@ import (
 )
 
 // Setup registers the webhooks with the manager's webhook server.
+//
+// The runtime webhooks read the other runtimes from the API server, not
+// from the cache: two conflicting runtimes applied one after the other (one
+// `kubectl apply` of a file with both) would otherwise both be admitted
+// whenever the cache had not yet seen the first. Runtimes change rarely, so
+// the uncached list costs little.
 func Setup(mgr ctrl.Manager, store *config.Store) error {
 	isvc := &InferenceService{Config: store}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(isvc).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetClient()}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{}).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetClient()}).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader()}).Complete()
 }

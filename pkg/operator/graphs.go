@@ -47,7 +47,7 @@ func setupGraphs(ctx context.Context, mgr manager.Manager, o Options, isvc *infe
 	}
 	r := &inferencegraph.Reconciler{
 		Client: mgr.GetClient(), Children: children.GetClient(),
-		Applier:  apply.New(children.GetClient(), mgr.GetAPIReader(), isvc.Metrics),
+		Applier:  apply.New(children.GetClient(), mgr.GetAPIReader(), sharedMetrics()),
 		Recorder: isvc.Recorder, Config: isvc.Config, KnativeFeatures: isvc.KnativeFeatures,
 		RouterImage: image,
 	}

@@ -324,6 +324,7 @@ func sharedMetrics() *inferenceservice.Metrics {
 
 func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	metrics := sharedMetrics()
+	metrics.SetReader(mgr.GetCache())
 	recorder := mgr.GetEventRecorder("serval-manager")
 	store := config.NewStore(mgr.GetClient(), o.Namespace, recorder)
 	r := &inferenceservice.Reconciler{
@@ -334,7 +335,6 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		KnativeFeatures:  knative.NewFeaturesStore(mgr.GetClient(), o.KnativeNamespace),
 		KnativeNamespace: o.KnativeNamespace,
 		Applier:          apply.New(mgr.GetClient(), mgr.GetAPIReader(), metrics),
-		Metrics:          metrics,
 		Concurrency:      o.MaxConcurrentReconciles,
 	}
 	if r.Concurrency == 0 {

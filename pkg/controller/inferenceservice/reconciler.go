@@ -32,7 +32,6 @@ type Reconciler struct {
 	KnativeFeatures  *knative.FeaturesStore
 	KnativeNamespace string
 	Applier          *apply.Applier
-	Metrics          *Metrics
 	// Concurrency is the number of InferenceServices reconciled at once.
 	Concurrency int
 	// ImageVolumes answers whether OCI models can be mounted as image
@@ -71,7 +70,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	isvc := &v1beta1.InferenceService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Metrics.forget(req.Namespace, req.Name)
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
 			r.statusWrites.forget(req.NamespacedName)
 		}

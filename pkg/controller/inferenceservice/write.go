@@ -22,7 +22,6 @@ import (
 // writeStatus computes the status and patches it, once, only if it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	st := computeStatus(s)
-	r.Metrics.observe(s.isvc, st.Conditions)
 	if equality.Semantic.DeepEqual(st, s.orig.Status) {
 		return nil
 	}

@@ -62,7 +62,8 @@ func peakRSSMiB(pid int) (float64, error) {
 // server's, and as a control that of the components that do the same work
 // whether Serval runs or not (the controller-manager's Deployments and
 // ReplicaSets, the scheduler's and kwok's pods). Two runs of the same work
-// differ in that control only by how fast the machine was at the time.
+// differ in that control by how fast the machine was at the time, and by how
+// much other work shared its cores.
 type spanCPU struct {
 	apiPID         int
 	componentPIDs  []int

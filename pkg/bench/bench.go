@@ -80,6 +80,16 @@ func (r Round) allReady() float64 {
 	return r.Serval.Ready.P100
 }
 
+// machineSlowdown is the same work's CPU in Serval's run over the floor's
+// (see ServalResult.ComponentsCPUSeconds); false without a floor or the
+// figures.
+func (r Round) machineSlowdown() (float64, bool) {
+	if r.Floor == nil || r.Floor.ComponentsCPUSeconds <= 0 {
+		return 0, false
+	}
+	return r.Serval.ComponentsCPUSeconds / r.Floor.ComponentsCPUSeconds, true
+}
+
 // ServalResult is the run with Serval.
 type ServalResult struct {
 	// Ready is when the InferenceServices were Ready, from the first create.

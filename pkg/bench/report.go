@@ -14,26 +14,7 @@ func Print(w io.Writer, r *Result) {
 		r.N, sampleFile, r.Workers)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %d GiB, Linux %s, %s\n\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.Go)
 	if len(r.Rounds) > 1 {
-		var figures, control []string
-		for _, round := range r.Rounds {
-			if round.Ratio != nil {
-				figures = append(figures, fmt.Sprintf("%.2f", round.Ratio.P100))
-				if round.Floor.ComponentsCPUSeconds > 0 {
-					control = append(control, fmt.Sprintf("%.2f", round.Serval.ComponentsCPUSeconds/round.Floor.ComponentsCPUSeconds))
-				}
-			} else {
-				figures = append(figures, fmt.Sprintf("%.1f s", round.Serval.Ready.P100))
-			}
-		}
-		what := "all Ready × floor"
-		if r.Ratio == nil {
-			what = "all Ready"
-		}
-		fmt.Fprintf(w, "%d rounds, each Serval then the floor: %s %s", len(r.Rounds), what, strings.Join(figures, ", "))
-		if len(control) == len(figures) {
-			fmt.Fprintf(w, " (the same work's CPU × floor %s)", strings.Join(control, ", "))
-		}
-		fmt.Fprintf(w, "; below, round %d, the median\n\n", r.MedianRound)
+		printRounds(w, r)
 	}
 	s := r.Serval
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -51,8 +32,8 @@ func Print(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(tw, "kube-apiserver CPU\t%.2f\t%.1f s\t%.1f s\n", s.APIServerCPUSeconds/r.Floor.APIServerCPUSeconds,
 			r.Floor.APIServerCPUSeconds, s.APIServerCPUSeconds)
-		if r.Floor.ComponentsCPUSeconds > 0 {
-			fmt.Fprintf(tw, "the same work's CPU (see below)\t%.2f\t%.1f s\t%.1f s\n", s.ComponentsCPUSeconds/r.Floor.ComponentsCPUSeconds,
+		if slowdown, ok := r.machineSlowdown(); ok {
+			fmt.Fprintf(tw, "the same work's CPU (see below)\t%.2f\t%.1f s\t%.1f s\n", slowdown,
 				r.Floor.ComponentsCPUSeconds, s.ComponentsCPUSeconds)
 		}
 		fmt.Fprintf(tw, "writes / ISVC, besides its create\t\t%.1f\t%.2f\n", r.Floor.ObjectsPerISVC-1, s.WritesPerISVC)
@@ -62,7 +43,7 @@ func Print(w io.Writer, r *Result) {
 		fmt.Fprintf(tw, "writes / ISVC\t%.2f\n", s.WritesPerISVC)
 	}
 	_ = tw.Flush()
-	if r.Floor != nil && r.Floor.ComponentsCPUSeconds > 0 {
+	if _, ok := r.machineSlowdown(); ok {
 		fmt.Fprintln(w, "(the same work: the controller-manager's, the scheduler's and kwok's CPU, for the same Deployments and pods in both runs; above 1, the machine ran slower than in the floor)")
 	}
 	fmt.Fprintln(w)
@@ -80,6 +61,31 @@ func Print(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "idle requests by verb and resource: %s\n", joined(s.IdleByVerbAndResource))
 	}
 	fmt.Fprintf(w, "manager flags: %s\n", strings.Join(s.ManagerArgs, " "))
+}
+
+// printRounds lists every round's ratio, and how fast the machine ran in
+// each, before the median round's table.
+func printRounds(w io.Writer, r *Result) {
+	var figures, control []string
+	for _, round := range r.Rounds {
+		if round.Ratio != nil {
+			figures = append(figures, fmt.Sprintf("%.2f", round.Ratio.P100))
+			if slowdown, ok := round.machineSlowdown(); ok {
+				control = append(control, fmt.Sprintf("%.2f", slowdown))
+			}
+		} else {
+			figures = append(figures, fmt.Sprintf("%.1f s", round.Serval.Ready.P100))
+		}
+	}
+	what := "all Ready × floor"
+	if r.Ratio == nil {
+		what = "all Ready"
+	}
+	fmt.Fprintf(w, "%d rounds, each Serval then the floor: %s %s", len(r.Rounds), what, strings.Join(figures, ", "))
+	if len(control) == len(figures) {
+		fmt.Fprintf(w, " (the same work's CPU × floor %s)", strings.Join(control, ", "))
+	}
+	fmt.Fprintf(w, "; below, round %d, the median\n\n", r.MedianRound)
 }
 
 func joined(m map[string]float64) string {

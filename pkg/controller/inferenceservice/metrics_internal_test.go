@@ -1,11 +1,11 @@
 package inferenceservice
 
 import (
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,30 +14,6 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
-
-// conditionSeries gathers reg and returns serval_inferenceservice_condition's
-// series as "namespace/name type=status value", sorted.
-func conditionSeries(t *testing.T, reg *prometheus.Registry) []string {
-	t.Helper()
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	var series []string
-	for _, f := range families {
-		if f.GetName() != "serval_inferenceservice_condition" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			l := map[string]string{}
-			for _, p := range m.GetLabel() {
-				l[p.GetName()] = p.GetValue()
-			}
-			series = append(series, strings.Join([]string{l["namespace"] + "/" + l["name"], l["type"] + "=" + l["status"]}, " ")+
-				map[bool]string{true: " 1", false: " other"}[m.GetGauge().GetValue() == 1])
-		}
-	}
-	sort.Strings(series)
-	return series
-}
 
 func isvcWithConditions(namespace, name string, conds ...metav1.Condition) *v1beta1.InferenceService {
 	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
@@ -50,24 +26,25 @@ func isvcWithConditions(namespace, name string, conds ...metav1.Condition) *v1be
 // series per condition with its current status, nothing before a reader is
 // set and nothing for an InferenceService without a status yet.
 func TestConditionMetricReadsTheInferenceServices(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	assert.Empty(t, conditionSeries(t, reg), "no reader yet")
+	const name = "serval_inferenceservice_condition"
+	m := NewMetrics(prometheus.NewRegistry())
+	assert.Zero(t, testutil.CollectAndCount(m.conditions, name), "no reader yet")
 
 	scheme := runtime.NewScheme()
 	require.NoError(t, v1beta1.AddToScheme(scheme))
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+	m.SetReader(fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		isvcWithConditions("a", "ready",
 			metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue},
 			metav1.Condition{Type: v1beta1.ConditionIngressReady, Status: metav1.ConditionTrue}),
 		isvcWithConditions("b", "loading",
 			metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse}),
 		isvcWithConditions("b", "new"),
-	).Build()
-	m.SetReader(reader)
-	assert.Equal(t, []string{
-		"a/ready " + v1beta1.ConditionIngressReady + "=True 1",
-		"a/ready Ready=True 1",
-		"b/loading Ready=False 1",
-	}, conditionSeries(t, reg))
+	).Build())
+	want := `# HELP serval_inferenceservice_condition The conditions of each InferenceService: one series per condition type, for its current status, with value 1.
+# TYPE serval_inferenceservice_condition gauge
+serval_inferenceservice_condition{name="loading",namespace="b",status="False",type="Ready"} 1
+serval_inferenceservice_condition{name="ready",namespace="a",status="True",type="` + v1beta1.ConditionIngressReady + `"} 1
+serval_inferenceservice_condition{name="ready",namespace="a",status="True",type="Ready"} 1
+`
+	assert.NoError(t, testutil.CollectAndCompare(m.conditions, strings.NewReader(want), name))
 }

@@ -224,6 +224,43 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 	noReconcileStorm(t, ns, "foreign", time.Second, 0)
 }
 
+// TestAutoscalerStatusWakesNoReconcile: the HPA controller rewrites an
+// autoscaler's status as the metrics move, and Serval reads none of it, so
+// those writes wake no reconcile (at 1,000 InferenceServices they would be
+// one every few milliseconds); a change of its spec (drift) does.
+func TestAutoscalerStatusWakesNoReconcile(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "hpa-sklearn", "sklearn-hpa")
+	createISVC(t, ns, "scaled", "sklearn-hpa")
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "scaled-predictor") })
+	makeAvailable(t, ns, "scaled-predictor")
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, "scaled"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
+	quiesce(t, ns)
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: ns, Name: "scaled-predictor"}
+
+	reconciles := reconciled.of(ns, "scaled")
+	for desired := range int32(3) {
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+		require.NoError(t, k8s.Get(ctx, key, hpa))
+		hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 1, DesiredReplicas: desired + 1, Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound", LastTransitionTime: metav1.Now()}}}
+		require.NoError(t, k8s.Status().Update(ctx, hpa, client.FieldOwner("horizontal-pod-autoscaler")))
+		eventually(t, "the manager's cache shows the status write", func() bool {
+			cached := &autoscalingv2.HorizontalPodAutoscaler{}
+			return managerCache.Get(ctx, key, cached) == nil && cached.ResourceVersion == hpa.ResourceVersion
+		})
+	}
+	consistently(t, "no reconcile", time.Second, func() bool { return reconciled.of(ns, "scaled") == reconciles })
+
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	require.NoError(t, k8s.Get(ctx, key, hpa))
+	require.NoError(t, k8s.Patch(ctx, hpa, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"maxReplicas":9}}`)), client.FieldOwner("someone-else")))
+	waitReconciled(t, ns, "scaled", reconciles)
+}
+
 // TestDisableAutoUpdatePinsThePredictor: with disable-auto-update a runtime
 // update neither rolls nor removes the running predictor; a change of the
 // InferenceService itself does roll it onto the updated runtime.

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -31,6 +32,9 @@ const managerNamespace = "serval-system"
 var (
 	env *testenv.Environment
 	k8s client.Client
+	// managerCache is the running manager's cache: a test waits for it to
+	// show a write before checking that the write woke no reconcile.
+	managerCache cache.Cache
 	// writes counts the manager's write requests (anything but GET, LIST,
 	// WATCH and Events).
 	writes writeCounter
@@ -223,6 +227,7 @@ func startManager() error {
 	if err != nil {
 		return err
 	}
+	managerCache = mgr.GetCache()
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {

@@ -27,9 +27,18 @@ type Kind struct {
 	// reads of it. An update that changes neither the object's metadata and
 	// spec (its generation) nor this signal brings no reconcile: a
 	// Deployment's controller writes its status several times per rollout,
-	// and most of those writes change nothing Serval reports.
+	// and most of those writes change nothing Serval reports. Without one,
+	// every update brings a reconcile: for kinds whose status Serval reads
+	// broadly (a Knative Service) or that have no generation to tell a
+	// change of spec by (a Service).
 	StatusSignal func(client.Object) string
 }
+
+// NoStatus is the StatusSignal of a kind whose status Serval does not read
+// and whose spec changes bump the generation (an autoscaler, whose
+// controller rewrites its status as the metrics move): only changes to its
+// metadata and spec bring a reconcile.
+func NoStatus(client.Object) string { return "" }
 
 // Optional reports whether the kind's CRD may be absent.
 func (k Kind) Optional() bool { return k.CRD != "" }

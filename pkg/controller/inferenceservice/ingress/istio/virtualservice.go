@@ -44,6 +44,8 @@ var VirtualServiceKind = kinds.Kind{
 	GVK:     schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"},
 	CRD:     "virtualservices.networking.istio.io",
 	Install: "install Istio or set ingress.enableIstioVirtualService to false",
+	// Serval reads nothing of its status (see Ready).
+	StatusSignal: kinds.NoStatus,
 }
 
 // explainPath matches KServe's explain requests, which go to the explainer;

@@ -22,9 +22,12 @@ import (
 var (
 	DeploymentKind = kinds.Kind{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Typed: func() client.Object { return &appsv1.Deployment{} },
 		StatusSignal: DeploymentSignal}
+	// A Service has no generation: an update can only be told from drift by
+	// reading it, so every update counts (a ClusterIP Service's status does
+	// not change anyway).
 	ServiceKind = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Service"), Typed: func() client.Object { return &corev1.Service{} }}
 	HPAKind     = kinds.Kind{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
-		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }}
+		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }, StatusSignal: kinds.NoStatus}
 )
 
 // Mode is the Standard deployment mode.

@@ -24,6 +24,9 @@ var ScaledObjectKind = kinds.Kind{
 	GVK:     schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
 	CRD:     "scaledobjects.keda.sh",
 	Install: "install KEDA (https://keda.sh/docs/deploy/), or use autoscalerClass hpa",
+	// KEDA rewrites a ScaledObject's status at every poll while it scales
+	// (its last active time); Serval reads the Ready condition alone.
+	StatusSignal: scaledObjectSignal,
 }
 
 // WantsScaledObject reports whether c is scaled by KEDA.
@@ -156,7 +159,23 @@ func observeScaledObject(ctx context.Context, r client.Reader, c *components.Com
 	if err != nil {
 		return false, "", fmt.Errorf("get ScaledObject %s: %w", c.Name, err)
 	}
-	status, _, _ := unstructured.NestedMap(so.Object, "status")
-	ready, msg := workload.UnstructuredCondition(status, "Ready", "KEDA")
+	ready, msg := scaledObjectReady(so)
 	return ready, msg, nil
+}
+
+// scaledObjectReady is a ScaledObject's Ready condition: whether it holds
+// and, if not, why.
+func scaledObjectReady(so *unstructured.Unstructured) (bool, string) {
+	status, _, _ := unstructured.NestedMap(so.Object, "status")
+	return workload.UnstructuredCondition(status, "Ready", "KEDA")
+}
+
+// scaledObjectSignal is ScaledObjectKind's StatusSignal.
+func scaledObjectSignal(obj client.Object) string {
+	so, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return ""
+	}
+	ready, msg := scaledObjectReady(so)
+	return strconv.FormatBool(ready) + "/" + msg
 }

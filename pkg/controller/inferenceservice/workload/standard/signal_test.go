@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
 
@@ -33,4 +34,24 @@ func TestDeploymentSignal(t *testing.T) {
 	assert.NotEqual(t, DeploymentSignal(ready), DeploymentSignal(available), "a replica available: news")
 	assert.NotEqual(t, DeploymentSignal(created), DeploymentSignal(stuck), "a stuck rollout: news")
 	assert.Empty(t, DeploymentSignal(&appsv1.StatefulSet{}), "not a Deployment")
+}
+
+func TestScaledObjectSignal(t *testing.T) {
+	so := func(status map[string]any) *unstructured.Unstructured {
+		u := ScaledObjectKind.New().(*unstructured.Unstructured)
+		u.Object["status"] = status
+		return u
+	}
+	readyAt := func(lastActive string) *unstructured.Unstructured {
+		return so(map[string]any{"lastActiveTime": lastActive, "conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady"},
+			map[string]any{"type": "Active", "status": "True", "reason": "ScalerActive"}}})
+	}
+	failing := so(map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "ScaledObjectCheckFailed", "message": "no scaler"}}})
+	assert.Equal(t, scaledObjectSignal(readyAt("2026-12-02T10:00:00Z")), scaledObjectSignal(readyAt("2026-12-02T10:00:30Z")),
+		"KEDA's poll moving the last active time changes nothing Serval reports")
+	assert.NotEqual(t, scaledObjectSignal(readyAt("2026-12-02T10:00:00Z")), scaledObjectSignal(failing), "Ready lost: news")
+	assert.NotEqual(t, scaledObjectSignal(so(nil)), scaledObjectSignal(failing), "the first report: news")
+	assert.Empty(t, scaledObjectSignal(&appsv1.Deployment{}), "not a ScaledObject")
 }

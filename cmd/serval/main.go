@@ -145,6 +145,7 @@ the control plane in bin/ (make controlplane).`,
 	cmd.Flags().IntVar(&o.Workers, "workers", 16, "parallel creates")
 	cmd.Flags().DurationVar(&o.IdleWindow, "idle", time.Minute, "how long to watch the manager once all are Ready")
 	cmd.Flags().StringArrayVar(&o.ManagerArgs, "manager-arg", nil, "an extra flag for the manager, such as --max-concurrent-reconciles=8 (repeatable)")
+	cmd.Flags().StringArrayVar(&o.ManagerEnv, "manager-env", nil, "a KEY=VALUE for the manager's environment alone, such as GOGC=50 (repeatable)")
 	cmd.Flags().BoolVar(&o.SkipFloor, "no-floor", false, "skip the floor run")
 	cmd.Flags().IntVar(&o.Rounds, "rounds", 1, "repeat Serval and the floor, alternately, this many times; the table shows the round with the median ratio")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep each cluster's directory, with the logs, under DIR/serval and DIR/floor (DIR/round-N/... with --rounds)")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type Options struct {
 	IdleWindow time.Duration
 	// ManagerArgs are extra flags for the manager (--max-concurrent-reconciles=8).
 	ManagerArgs []string
+	// ManagerEnv are KEY=VALUE entries added to the manager's environment
+	// alone (GOGC=50).
+	ManagerEnv []string
 	// SkipFloor leaves out the floor run.
 	SkipFloor bool
 	// Rounds repeats the run (Serval, then the floor) this many times (1 by
@@ -131,6 +135,8 @@ type ServalResult struct {
 	IdleByVerbAndResource map[string]float64 `json:"idleRequestsByVerbAndResource"`
 	// ManagerArgs are the flags the manager ran with.
 	ManagerArgs []string `json:"managerArgs"`
+	// ManagerEnv are the entries added to the manager's environment.
+	ManagerEnv []string `json:"managerEnv,omitempty"`
 }
 
 // FloorResult is the run without an operator: the same objects created
@@ -154,6 +160,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	o.defaults()
 	if o.N < 1 {
 		return nil, fmt.Errorf("N must be at least 1")
+	}
+	for _, e := range o.ManagerEnv {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return nil, fmt.Errorf("manager environment %q: want KEY=VALUE", e)
+		}
 	}
 	res := &Result{N: o.N, Workers: o.Workers, Machine: describeMachine()}
 	var rounds []Round

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,10 +56,12 @@ func TestBenchAtTen(t *testing.T) {
 
 // TestBenchRounds runs two short rounds without the floor: each round is a
 // run of its own, in a directory of its own, and the result is one of them.
+// The environment given for the manager reaches the manager alone: Go's
+// init trace, asked for there, is in its log and in no other.
 func TestBenchRounds(t *testing.T) {
 	dir := t.TempDir()
 	res, err := bench.Run(context.Background(), bench.Options{N: 2, Rounds: 2, SkipFloor: true, IdleWindow: 2 * time.Second,
-		Dir: dir, Progress: testWriter{t}})
+		ManagerEnv: []string{"GODEBUG=inittrace=1"}, Dir: dir, Progress: testWriter{t}})
 	require.NoError(t, err)
 	require.Len(t, res.Rounds, 2)
 	assert.Contains(t, []int{1, 2}, res.MedianRound)
@@ -66,6 +69,24 @@ func TestBenchRounds(t *testing.T) {
 	assert.Nil(t, res.Floor)
 	for _, round := range []string{"round-1", "round-2"} {
 		assert.FileExists(t, filepath.Join(dir, round, "serval", "logs", "manager.log"), "each round keeps its logs")
+	}
+	assert.Equal(t, []string{"GODEBUG=inittrace=1"}, res.Serval.ManagerEnv)
+	logs, err := filepath.Glob(filepath.Join(dir, "round-1", "serval", "logs", "*.log"))
+	require.NoError(t, err)
+	for _, log := range logs {
+		data, err := os.ReadFile(log)
+		require.NoError(t, err)
+		traced := strings.Contains(string(data), "init runtime @")
+		assert.Equal(t, filepath.Base(log) == "manager.log", traced, "Go's init trace in %s", filepath.Base(log))
+	}
+}
+
+// TestBenchRefusesAMalformedEnvironment: an entry that is not KEY=VALUE is
+// refused before any cluster starts.
+func TestBenchRefusesAMalformedEnvironment(t *testing.T) {
+	for _, entry := range []string{"GOGC", "=50", ""} {
+		_, err := bench.Run(context.Background(), bench.Options{N: 1, ManagerEnv: []string{entry}, Progress: testWriter{t}})
+		assert.ErrorContains(t, err, "KEY=VALUE", "%q", entry)
 	}
 }
 

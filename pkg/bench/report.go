@@ -61,6 +61,9 @@ func Print(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "idle requests by verb and resource: %s\n", joined(s.IdleByVerbAndResource))
 	}
 	fmt.Fprintf(w, "manager flags: %s\n", strings.Join(s.ManagerArgs, " "))
+	if len(s.ManagerEnv) > 0 {
+		fmt.Fprintf(w, "manager environment: %s\n", strings.Join(s.ManagerEnv, " "))
+	}
 }
 
 // printRounds lists every round's ratio, and how fast the machine ran in

@@ -73,7 +73,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	}
 	args := append([]string{"--namespace=" + dev.ManagerNamespace, "--webhook-port=0",
 		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr}, o.ManagerArgs...)
-	mgr, err := sb.StartProcess("manager", bin, args...)
+	mgr, err := sb.StartProcessWithEnv("manager", bin, o.ManagerEnv, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +140,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &ServalResult{Ready: readyAt, APIServerCPUSeconds: apiCPU, ComponentsCPUSeconds: componentCPU, ManagerArgs: args}
+	res := &ServalResult{Ready: readyAt, APIServerCPUSeconds: apiCPU, ComponentsCPUSeconds: componentCPU, ManagerArgs: args, ManagerEnv: o.ManagerEnv}
 	requestFigures(res, before, after, o.N)
 	fmt.Fprintf(o.Progress, "bench: all %d Ready after %.1f s; watching the idle manager for %s\n", o.N, res.Ready.P100, o.IdleWindow)
 

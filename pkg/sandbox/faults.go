@@ -33,7 +33,20 @@ func (s *Sandbox) StartProcess(name, bin string, args ...string) (*Process, erro
 // StartProcessWithKubeconfig is StartProcess with KUBECONFIG set to
 // kubeconfig, such as one from ImpersonatingKubeconfig.
 func (s *Sandbox) StartProcessWithKubeconfig(name, kubeconfig, bin string, args ...string) (*Process, error) {
-	p, err := startProcessEnv(name, bin, args, s.LogDir(), []string{"KUBECONFIG=" + kubeconfig})
+	return s.startTracked(name, bin, args, []string{"KUBECONFIG=" + kubeconfig})
+}
+
+// StartProcessWithEnv is StartProcess with env (KEY=VALUE entries) added to
+// the process's environment: GOGC for the manager alone, say, where setting
+// it for the whole run would change the control plane too.
+func (s *Sandbox) StartProcessWithEnv(name, bin string, env []string, args ...string) (*Process, error) {
+	return s.startTracked(name, bin, args, append([]string{"KUBECONFIG=" + s.KubeconfigPath}, env...))
+}
+
+// startTracked starts a process that the sandbox stops, and its reaper kills,
+// with the sandbox.
+func (s *Sandbox) startTracked(name, bin string, args, env []string) (*Process, error) {
+	p, err := startProcessEnv(name, bin, args, s.LogDir(), env)
 	if err != nil {
 		return nil, err
 	}

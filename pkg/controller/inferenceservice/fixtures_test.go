@@ -153,6 +153,19 @@ func makeAvailable(t *testing.T, ns, name string) {
 	setDeploymentStatus(t, ns, name, true, true)
 }
 
+// createReadyISVC creates an InferenceService of a model of the format,
+// plays the Deployment controller for its predictor and waits until it is
+// Ready.
+func createReadyISVC(t *testing.T, ns, name, format string) {
+	t.Helper()
+	createISVC(t, ns, name, format)
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, name+"-predictor") })
+	makeAvailable(t, ns, name+"-predictor")
+	eventually(t, "Ready", func() bool {
+		return hasCondition(getISVC(t, ns, name), v1beta1.ConditionReady, metav1.ConditionTrue, "")
+	})
+}
+
 func setDeploymentStatus(t *testing.T, ns, name string, isAvailable, rolledOut bool) {
 	t.Helper()
 	for range 10 {

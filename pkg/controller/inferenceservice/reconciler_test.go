@@ -202,12 +202,7 @@ func TestConfigChangeRerenders(t *testing.T) {
 func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 	ns := newNamespace(t)
 	createClusterRuntime(t, "foreign-sklearn", "sklearn-foreign")
-	createISVC(t, ns, "foreign", "sklearn-foreign")
-	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "foreign-predictor") })
-	makeAvailable(t, ns, "foreign-predictor")
-	eventually(t, "Ready", func() bool {
-		return hasCondition(getISVC(t, ns, "foreign"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
-	})
+	createReadyISVC(t, ns, "foreign", "sklearn-foreign")
 
 	dep, _ := getDeployment(ns, "foreign-predictor")
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"platform"},"annotations":{"cost-center":"42"}},"spec":{"replicas":4}}`))
@@ -232,12 +227,7 @@ func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {
 func TestAutoscalerStatusWakesNoReconcile(t *testing.T) {
 	ns := newNamespace(t)
 	createClusterRuntime(t, "hpa-sklearn", "sklearn-hpa")
-	createISVC(t, ns, "scaled", "sklearn-hpa")
-	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "scaled-predictor") })
-	makeAvailable(t, ns, "scaled-predictor")
-	eventually(t, "Ready", func() bool {
-		return hasCondition(getISVC(t, ns, "scaled"), v1beta1.ConditionReady, metav1.ConditionTrue, "")
-	})
+	createReadyISVC(t, ns, "scaled", "sklearn-hpa")
 	quiesce(t, ns)
 	ctx := context.Background()
 	key := client.ObjectKey{Namespace: ns, Name: "scaled-predictor"}

@@ -80,11 +80,11 @@ func printRounds(w io.Writer, r *Result) {
 			figures = append(figures, fmt.Sprintf("%.1f s", round.Serval.Ready.P100))
 		}
 	}
-	what := "all Ready × floor"
+	what := ", each Serval then the floor: all Ready × floor"
 	if r.Ratio == nil {
-		what = "all Ready"
+		what = " of Serval alone: all Ready after"
 	}
-	fmt.Fprintf(w, "%d rounds, each Serval then the floor: %s %s", len(r.Rounds), what, strings.Join(figures, ", "))
+	fmt.Fprintf(w, "%d rounds%s %s", len(r.Rounds), what, strings.Join(figures, ", "))
 	if len(control) == len(figures) {
 		fmt.Fprintf(w, " (the same work's CPU × floor %s)", strings.Join(control, ", "))
 	}

@@ -51,6 +51,13 @@ func TestPrintRounds(t *testing.T) {
 	Print(&out, &Result{N: 1000, Round: rounds[2], Rounds: rounds, MedianRound: 3})
 	assert.Contains(t, out.String(), "all Ready × floor 1.03, 1.63, 1.46 (the same work's CPU × floor 1.00, 1.30, 1.20); below, round 3")
 	assert.Regexp(t, `the same work's CPU \(see below\)\s+1\.20\s+20\.0 s\s+24\.0 s`, out.String())
+
+	// Without the floor (--no-floor), the rounds are times, and say so.
+	alone := []Round{{Serval: &ServalResult{Ready: Percentiles{P100: 90}}}, {Serval: &ServalResult{Ready: Percentiles{P100: 80}}}}
+	out.Reset()
+	Print(&out, &Result{N: 1000, Round: alone[1], Rounds: alone, MedianRound: 2})
+	assert.Contains(t, out.String(), "2 rounds of Serval alone: all Ready after 90.0 s, 80.0 s; below, round 2, the median")
+	assert.NotContains(t, out.String(), "the floor")
 }
 
 // TestRoundsJSON: the median round's figures stay where one round's are,

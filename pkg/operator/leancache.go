@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 )
 
@@ -39,6 +41,19 @@ func leanObject(obj any) (any, error) {
 	case *networkingv1.Ingress:
 		o.ManagedFields = ownEntries(o.ManagedFields, false)
 		o.Spec = networkingv1.IngressSpec{}
+		return o, nil
+	// InferenceServices and graphs are many, and applied with kubectl (or a
+	// GitOps tool) they carry their whole spec again in an annotation that
+	// Serval never reads nor passes on. Serval never writes them back
+	// whole, only status patches computed between two copies of the cached
+	// object, so what the cache drops is never lost.
+	case *v1beta1.InferenceService:
+		o.ManagedFields = ownEntries(o.ManagedFields, false)
+		delete(o.Annotations, corev1.LastAppliedConfigAnnotation)
+		return o, nil
+	case *v1alpha1.InferenceGraph:
+		o.ManagedFields = ownEntries(o.ManagedFields, false)
+		delete(o.Annotations, corev1.LastAppliedConfigAnnotation)
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(ownEntries(o.GetManagedFields(), false))

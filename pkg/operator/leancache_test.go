@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 )
 
@@ -77,4 +79,24 @@ func TestLeanObject(t *testing.T) {
 	assert.Zero(t, hpa.Status.CurrentReplicas, "nor its status")
 	assert.Empty(t, ing.Spec.Rules, "an Ingress's rules are not read")
 	assert.Equal(t, "1.2.3.4", ing.Status.LoadBalancer.Ingress[0].IP, "its address is (requireLoadBalancerAddress)")
+}
+
+func TestLeanObjectDropsKubectlsCopyOfTheSpec(t *testing.T) {
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: "m", Annotations: map[string]string{
+			corev1.LastAppliedConfigAnnotation: `{"spec":{}}`, "team": "search"}}
+	}
+	for _, obj := range []metav1.Object{
+		&v1beta1.InferenceService{ObjectMeta: meta()},
+		&v1alpha1.InferenceGraph{ObjectMeta: meta()},
+	} {
+		got, err := leanObject(obj)
+		assert.NoError(t, err)
+		assert.Equal(t, map[string]string{"team": "search"}, got.(metav1.Object).GetAnnotations(), "%T", obj)
+	}
+	// A kind Serval may write back whole keeps it.
+	cm := &corev1.ConfigMap{ObjectMeta: meta()}
+	got, err := leanObject(cm)
+	assert.NoError(t, err)
+	assert.Contains(t, got.(metav1.Object).GetAnnotations(), corev1.LastAppliedConfigAnnotation)
 }

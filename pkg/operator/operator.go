@@ -166,9 +166,10 @@ func labelExists(label string) labels.Selector {
 // cacheOptions keeps the cache lean. By default an informer holds only the
 // objects with Serval's label: so it is for every child kind of the
 // registry and for Pods, including optional kinds whose CRD appears after the
-// start. Serval's own kinds and the CRDs are cached whole; ConfigMaps only in
-// the manager's namespace (serval-config) and Knative's config-features by
-// name. Secrets and ServiceAccounts are never cached (read uncached, by name,
+// start. Serval's own kinds and the CRDs are cached whole (but for the
+// managedFields and kubectl's copy of an InferenceService's or graph's
+// spec, see leanObject); ConfigMaps only in the manager's namespace
+// (serval-config) and Knative's config-features by name. Secrets and ServiceAccounts are never cached (read uncached, by name,
 // only when credentials need them).
 func cacheOptions(o Options) cache.Options {
 	everything := cache.ByObject{Label: labels.Everything()}

@@ -113,7 +113,7 @@ func Build(in Inputs) (*components.Component, error) {
 	labels[v1beta1.ComponentLabel] = string(RouterComponent)
 	annotations := map[string]string{}
 	for k, v := range ig.Annotations {
-		if k != "kubectl.kubernetes.io/last-applied-configuration" {
+		if k != corev1.LastAppliedConfigAnnotation {
 			annotations[k] = v
 		}
 	}

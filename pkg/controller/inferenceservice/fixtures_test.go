@@ -156,9 +156,9 @@ func makeAvailable(t *testing.T, ns, name string) {
 // createReadyISVC creates an InferenceService of a model of the format,
 // plays the Deployment controller for its predictor and waits until it is
 // Ready.
-func createReadyISVC(t *testing.T, ns, name, format string) {
+func createReadyISVC(t *testing.T, ns, name, format string, opts ...isvcOption) {
 	t.Helper()
-	createISVC(t, ns, name, format)
+	createISVC(t, ns, name, format, opts...)
 	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, name+"-predictor") })
 	makeAvailable(t, ns, name+"-predictor")
 	eventually(t, "Ready", func() bool {

@@ -252,6 +252,33 @@ func TestAutoscalerStatusWakesNoReconcile(t *testing.T) {
 	waitReconciled(t, ns, "scaled", reconciles)
 }
 
+// TestKubectlSpecCopyNeitherCachedNorLost: kubectl's copy of the spec in an
+// annotation stays out of the manager's cache and out of the children, and
+// the status writes that make the InferenceService Ready keep it on the
+// object.
+func TestKubectlSpecCopyNeitherCachedNorLost(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "applied-sklearn", "sklearn-applied")
+	copyOfSpec := `{"apiVersion":"serving.kserve.io/v1beta1","kind":"InferenceService","spec":{"predictor":{"model":{"modelFormat":{"name":"sklearn-applied"}}}}}`
+	createReadyISVC(t, ns, "applied", "sklearn-applied",
+		withAnnotation(corev1.LastAppliedConfigAnnotation, copyOfSpec), withAnnotation("team", "search"))
+	ctx := context.Background()
+
+	live := getISVC(t, ns, "applied")
+	assert.Equal(t, copyOfSpec, live.Annotations[corev1.LastAppliedConfigAnnotation], "the status writes kept it")
+	cached := &v1beta1.InferenceService{}
+	eventually(t, "the manager's cache has the Ready InferenceService", func() bool {
+		return managerCache.Get(ctx, client.ObjectKeyFromObject(live), cached) == nil && cached.ResourceVersion == live.ResourceVersion
+	})
+	assert.NotContains(t, cached.Annotations, corev1.LastAppliedConfigAnnotation, "the cache holds no second copy of the spec")
+	assert.Equal(t, "search", cached.Annotations["team"])
+
+	dep, err := getDeployment(ns, "applied-predictor")
+	require.NoError(t, err)
+	assert.NotContains(t, dep.Annotations, corev1.LastAppliedConfigAnnotation)
+	assert.Equal(t, "search", dep.Annotations["team"], "other annotations reach the children")
+}
+
 // TestDisableAutoUpdatePinsThePredictor: with disable-auto-update a runtime
 // update neither rolls nor removes the running predictor; a change of the
 // InferenceService itself does roll it onto the updated runtime.

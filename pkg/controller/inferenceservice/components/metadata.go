@@ -4,13 +4,15 @@ import (
 	"maps"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // unpropagatedAnnotations are InferenceService annotations that describe the
 // InferenceService object itself and must not reach its children.
 var unpropagatedAnnotations = []string{
-	"kubectl.kubernetes.io/last-applied-configuration",
+	corev1.LastAppliedConfigAnnotation,
 }
 
 // metadataFor returns the component's labels and annotations: the runtime's,

@@ -102,6 +102,13 @@ type ServalResult struct {
 	// the idle window (CPU) and its whole life (RSS).
 	PeakRSSMiB float64 `json:"managerPeakRSSMiB"`
 	CPUSeconds float64 `json:"managerCPUSeconds"`
+	// FileRSSMiB is, of the manager's resident memory at the end, what
+	// files back: its binary's own pages, which do not grow with N.
+	FileRSSMiB float64 `json:"managerFileRSSMiB"`
+	// LiveHeapMiB is the heap the manager's last garbage collection found
+	// live, at the end (go_gc_heap_live_bytes); Go lets the heap grow to
+	// twice that before it collects again.
+	LiveHeapMiB float64 `json:"managerLiveHeapMiB"`
 	// APIServerCPUSeconds is kube-apiserver's CPU from the first create to
 	// the last Ready.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`

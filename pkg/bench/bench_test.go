@@ -34,7 +34,7 @@ func TestBenchAtTen(t *testing.T) {
 		{"ratioToFloor", "p50Seconds"}, {"ratioToFloor", "p90Seconds"}, {"ratioToFloor", "p100Seconds"},
 		{"floor", "ready", "p100Seconds"}, {"floor", "objectsPerISVC"}, {"floor", "apiServerCPUSeconds"}, {"floor", "componentsCPUSeconds"},
 		{"serval", "ready", "p50Seconds"}, {"serval", "ready", "p90Seconds"}, {"serval", "ready", "p100Seconds"},
-		{"serval", "managerPeakRSSMiB"}, {"serval", "managerCPUSeconds"}, {"serval", "apiServerCPUSeconds"},
+		{"serval", "managerPeakRSSMiB"}, {"serval", "managerFileRSSMiB"}, {"serval", "managerLiveHeapMiB"}, {"serval", "managerCPUSeconds"}, {"serval", "apiServerCPUSeconds"},
 		{"serval", "componentsCPUSeconds"}, {"serval", "totalRequestsPerISVC"}, {"serval", "writesPerISVC"}, {"serval", "reconciles"},
 		{"serval", "reconcileP50Ms"}, {"serval", "reconcileP99Ms"},
 	} {

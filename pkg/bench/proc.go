@@ -38,24 +38,47 @@ func cpuSeconds(pid int) (float64, error) {
 	return (utime + stime) / clockTicks, nil
 }
 
-// peakRSSMiB is the highest resident set size pid has had (VmHWM).
-func peakRSSMiB(pid int) (float64, error) {
+// memory is a process's resident memory, in MiB, from /proc/PID/status.
+type memory struct {
+	// Peak is the highest resident set size the process has had (VmHWM).
+	Peak float64
+	// File is the resident memory backed by files now (RssFile): for a Go
+	// program, the pages of its own binary that it has touched.
+	File float64
+}
+
+// readMemory reads pid's resident memory.
+func readMemory(pid int) (memory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return memory{}, err
 	}
 	defer f.Close()
+	fields := map[string]*float64{}
+	var m memory
+	fields["VmHWM:"], fields["RssFile:"] = &m.Peak, &m.File
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kib, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0, err
-			}
-			return kib / 1024, nil
+		name, rest, _ := strings.Cut(sc.Text(), "\t")
+		dst, ok := fields[name]
+		if !ok {
+			continue
 		}
+		kib, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		if err != nil {
+			return memory{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, name, err)
+		}
+		*dst = kib / 1024
+		found++
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	if err := sc.Err(); err != nil {
+		return memory{}, err
+	}
+	if found != len(fields) {
+		return memory{}, fmt.Errorf("no VmHWM or RssFile in /proc/%d/status", pid)
+	}
+	return m, nil
 }
 
 // spanCPU measures the CPU of the cluster's processes over a span: the API

@@ -51,7 +51,7 @@ func Print(w io.Writer, r *Result) {
 	fmt.Fprintf(tw, "Serval\t\n")
 	fmt.Fprintf(tw, "  requests / ISVC, Events apart\t%.2f (%s)\n", s.TotalRequestsPerISVC, joined(s.RequestsPerISVC))
 	fmt.Fprintf(tw, "  Events / ISVC\t%.2f\n", s.EventsPerISVC)
-	fmt.Fprintf(tw, "  manager peak RSS\t%.0f MiB\n", s.PeakRSSMiB)
+	fmt.Fprintf(tw, "  manager peak RSS\t%.0f MiB (at the end: the binary's pages %.0f MiB, live heap %.0f MiB)\n", s.PeakRSSMiB, s.FileRSSMiB, s.LiveHeapMiB)
 	fmt.Fprintf(tw, "  manager CPU\t%.1f s\n", s.CPUSeconds)
 	fmt.Fprintf(tw, "  reconciles\t%.0f (%.2f / ISVC), p50 %.1f ms, p99 %.1f ms\n", s.Reconciles, s.Reconciles/float64(r.N), s.ReconcileP50Ms, s.ReconcileP99Ms)
 	fmt.Fprintf(tw, "  requests in the idle %.0f s\t%.0f (%.0f writes)\n", s.IdleWindowSecond, s.IdleRequests, s.IdleWrites)

@@ -164,9 +164,12 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 		return nil, nil, err
 	}
 	res.CPUSeconds = cpuAfter - cpuBefore
-	if res.PeakRSSMiB, err = peakRSSMiB(mgr.PID()); err != nil {
+	mem, err := readMemory(mgr.PID())
+	if err != nil {
 		return nil, nil, err
 	}
+	res.PeakRSSMiB, res.FileRSSMiB = mem.Peak, mem.File
+	res.LiveHeapMiB = idle.sum("go_gc_heap_live_bytes", nil) / (1 << 20)
 	children, err := readChildren(ctx, c, o.N)
 	if err != nil {
 		return nil, nil, err

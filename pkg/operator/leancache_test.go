@@ -81,6 +81,8 @@ func TestLeanObject(t *testing.T) {
 	assert.Equal(t, "1.2.3.4", ing.Status.LoadBalancer.Ingress[0].IP, "its address is (requireLoadBalancerAddress)")
 }
 
+// TestLeanObjectDropsKubectlsCopyOfTheSpec: InferenceServices and graphs
+// are cached without kubectl's last-applied annotation, and keep the others.
 func TestLeanObjectDropsKubectlsCopyOfTheSpec(t *testing.T) {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: "m", Annotations: map[string]string{

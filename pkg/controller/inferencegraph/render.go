@@ -112,11 +112,7 @@ func Build(in Inputs) (*components.Component, error) {
 	maps.Copy(labels, selector)
 	labels[v1beta1.ComponentLabel] = string(RouterComponent)
 	annotations := map[string]string{}
-	for k, v := range ig.Annotations {
-		if k != corev1.LastAppliedConfigAnnotation {
-			annotations[k] = v
-		}
-	}
+	components.PropagatedAnnotations(annotations, ig.Annotations)
 	// The router serves its metrics on a port of its own.
 	annotations["prometheus.io/scrape"] = "true"
 	annotations["prometheus.io/port"] = fmt.Sprint(MetricsPort)

@@ -45,6 +45,17 @@ func sampleGraph(annotations map[string]string) *v1alpha1.InferenceGraph {
 	}
 }
 
+// TestRouterInheritsAnnotations: the router inherits the graph's
+// annotations but kubectl's copy of the graph's spec.
+func TestRouterInheritsAnnotations(t *testing.T) {
+	ig := sampleGraph(map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "note": "graph"})
+	comp, err := inferencegraph.Build(inferencegraph.Inputs{Graph: ig, Mode: v1beta1.Standard, URLs: urls, Router: config.Default().Router, DefaultImage: "router:v1"})
+	require.NoError(t, err)
+	assert.Equal(t, "graph", comp.Annotations["note"])
+	assert.NotContains(t, comp.Annotations, corev1.LastAppliedConfigAnnotation)
+	assert.Equal(t, "true", comp.Annotations["prometheus.io/scrape"], "the router's own")
+}
+
 var urls = map[string]string{
 	"cat-dog":      "http://cat-dog-predictor.models.svc.cluster.local/v1/models/cat-dog:predict",
 	"dog-breed-v1": "http://dog-breed-v1-predictor.models.svc.cluster.local/v2/models/dog-breed-v1/infer",

@@ -9,10 +9,19 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
-// unpropagatedAnnotations are InferenceService annotations that describe the
-// InferenceService object itself and must not reach its children.
+// unpropagatedAnnotations are annotations of an InferenceService or graph
+// that describe that object itself and must not reach its children.
 var unpropagatedAnnotations = []string{
 	corev1.LastAppliedConfigAnnotation,
+}
+
+// PropagatedAnnotations adds to dst the annotations of an InferenceService
+// or graph that its children inherit: all but those about the object itself.
+func PropagatedAnnotations(dst, src map[string]string) {
+	maps.Copy(dst, src)
+	for _, k := range unpropagatedAnnotations {
+		delete(dst, k)
+	}
 }
 
 // metadataFor returns the component's labels and annotations: the runtime's,
@@ -25,10 +34,7 @@ func metadataFor(c *Component, isvc *v1beta1.InferenceService) (labels, annotati
 		maps.Copy(annotations, c.Runtime.Runtime.Spec.Annotations)
 	}
 	maps.Copy(labels, isvc.Labels)
-	maps.Copy(annotations, isvc.Annotations)
-	for _, k := range unpropagatedAnnotations {
-		delete(annotations, k)
-	}
+	PropagatedAnnotations(annotations, isvc.Annotations)
 	maps.Copy(labels, c.Extension.Labels)
 	maps.Copy(annotations, c.Extension.Annotations)
 	labels[v1beta1.InferenceServiceLabel] = isvc.Name

@@ -3,7 +3,9 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,9 +56,8 @@ func readMemory(pid int) (memory, error) {
 		return memory{}, err
 	}
 	defer f.Close()
-	fields := map[string]*float64{}
 	var m memory
-	fields["VmHWM:"], fields["RssFile:"] = &m.Peak, &m.File
+	fields := map[string]*float64{"VmHWM:": &m.Peak, "RssFile:": &m.File}
 	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -99,10 +100,7 @@ func startSpanCPU(sb *sandbox.Sandbox) (*spanCPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &spanCPU{apiPID: apiPID}
-	for _, pid := range sb.ComponentPIDs() {
-		s.componentPIDs = append(s.componentPIDs, pid)
-	}
+	s := &spanCPU{apiPID: apiPID, componentPIDs: slices.Collect(maps.Values(sb.ComponentPIDs()))}
 	s.api, s.component, err = s.read()
 	return s, err
 }

@@ -47,13 +47,10 @@ func leanObject(obj any) (any, error) {
 	// Serval never reads nor passes on. Serval never writes them back
 	// whole, only status patches computed between two copies of the cached
 	// object, so what the cache drops is never lost.
-	case *v1beta1.InferenceService:
-		o.ManagedFields = ownEntries(o.ManagedFields, false)
-		delete(o.Annotations, corev1.LastAppliedConfigAnnotation)
-		return o, nil
-	case *v1alpha1.InferenceGraph:
-		o.ManagedFields = ownEntries(o.ManagedFields, false)
-		delete(o.Annotations, corev1.LastAppliedConfigAnnotation)
+	case *v1beta1.InferenceService, *v1alpha1.InferenceGraph:
+		m := o.(metav1.Object)
+		m.SetManagedFields(ownEntries(m.GetManagedFields(), false))
+		delete(m.GetAnnotations(), corev1.LastAppliedConfigAnnotation)
 		return o, nil
 	case metav1.Object:
 		o.SetManagedFields(ownEntries(o.GetManagedFields(), false))

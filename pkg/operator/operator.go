@@ -169,8 +169,9 @@ func labelExists(label string) labels.Selector {
 // start. Serval's own kinds and the CRDs are cached whole (but for the
 // managedFields and kubectl's copy of an InferenceService's or graph's
 // spec, see leanObject); ConfigMaps only in the manager's namespace
-// (serval-config) and Knative's config-features by name. Secrets and ServiceAccounts are never cached (read uncached, by name,
-// only when credentials need them).
+// (serval-config) and Knative's config-features by name. Secrets and
+// ServiceAccounts are never cached (read uncached, by name, only when
+// credentials need them).
 func cacheOptions(o Options) cache.Options {
 	everything := cache.ByObject{Label: labels.Everything()}
 	crds := &metav1.PartialObjectMetadata{}

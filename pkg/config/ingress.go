@@ -1,13 +1,13 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // Ingress configures how InferenceServices are reached from outside.
@@ -23,14 +23,14 @@ type Ingress struct {
 	IngressClassName string
 	// IngressDomain and DomainTemplate make the hosts.
 	IngressDomain  string
-	DomainTemplate *template.Template
+	DomainTemplate *strtemplate.Template
 	// URLScheme is http or https.
 	URLScheme string
 	// DisableIngressCreation creates no external routes at all.
 	DisableIngressCreation bool
 	// PathTemplate, when set, routes {IngressDomain}{path} to the
 	// InferenceService besides its host.
-	PathTemplate *template.Template
+	PathTemplate *strtemplate.Template
 	// RequireLoadBalancerAddress makes an Ingress ready only once it has an address.
 	RequireLoadBalancerAddress bool
 	// IstioVirtualService says whether InferenceServices are routed with an
@@ -61,14 +61,15 @@ const (
 	IstioOff IstioMode = "off"
 )
 
-// HostData is what the domain and path templates may use.
-type HostData struct {
-	Name, Namespace, IngressDomain string
+// hostData is what the domain and path templates may use: {{ .Name }},
+// {{ .Namespace }} and {{ .IngressDomain }}.
+func (i *Ingress) hostData(name, namespace string) strtemplate.Data {
+	return strtemplate.Data{"Name": name, "Namespace": namespace, "IngressDomain": i.IngressDomain}
 }
 
 // Host renders the domain template for name in namespace.
 func (i *Ingress) Host(name, namespace string) (string, error) {
-	return render(i.DomainTemplate, HostData{Name: name, Namespace: namespace, IngressDomain: i.IngressDomain})
+	return i.DomainTemplate.Execute(i.hostData(name, namespace))
 }
 
 // HostProblems says why host is not a valid host name: a DNS-1123 subdomain
@@ -87,15 +88,7 @@ func (i *Ingress) Path(name, namespace string) (string, error) {
 	if i.PathTemplate == nil {
 		return "", nil
 	}
-	return render(i.PathTemplate, HostData{Name: name, Namespace: namespace, IngressDomain: i.IngressDomain})
-}
-
-func render(t *template.Template, data HostData) (string, error) {
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return i.PathTemplate.Execute(i.hostData(name, namespace))
 }
 
 func (p *parser) ingress() Ingress {
@@ -163,14 +156,15 @@ func (p *parser) istioMode() IstioMode {
 }
 
 // template parses a template key and checks what it renders for a sample.
-func (p *parser) template(key string, check func(string) string) *template.Template {
+func (p *parser) template(key string, check func(string) string) *strtemplate.Template {
 	v := p.value(key)
-	t, err := template.New(key).Option("missingkey=error").Parse(v)
+	t, err := strtemplate.Parse(key, v)
 	if err != nil {
 		p.fail(key, v, "does not parse: "+err.Error())
 		return nil
 	}
-	out, err := render(t, HostData{Name: "model-predictor", Namespace: "default", IngressDomain: p.value("ingress.ingressDomain")})
+	sample := Ingress{IngressDomain: p.value("ingress.ingressDomain")}
+	out, err := t.Execute(sample.hostData("model-predictor", "default"))
 	if err != nil {
 		p.fail(key, v, "does not render: use {{ .Name }}, {{ .Namespace }} and {{ .IngressDomain }}")
 		return nil

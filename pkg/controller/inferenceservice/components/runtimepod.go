@@ -1,16 +1,15 @@
 package components
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"strings"
-	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // mergeRuntimePod merges the runtime's pod-level fields into the pod: the
@@ -56,16 +55,10 @@ func withTag(image, tag string) string {
 	return repo + ":" + tag
 }
 
-// placeholderData is what runtime placeholders may refer to.
-type placeholderData struct {
-	Name, Namespace     string
-	Labels, Annotations map[string]string
-}
-
 // renderPlaceholders renders {{.Name}}, {{.Namespace}}, {{.Labels.x}} and
 // {{.Annotations.x}} in every container's command, args and env values.
 func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) error {
-	data := placeholderData{Name: isvc.Name, Namespace: isvc.Namespace, Labels: isvc.Labels, Annotations: isvc.Annotations}
+	data := strtemplate.Data{"Name": isvc.Name, "Namespace": isvc.Namespace, "Labels": isvc.Labels, "Annotations": isvc.Annotations}
 	for i := range pod.Containers {
 		c := &pod.Containers[i]
 		for _, list := range []struct {
@@ -91,17 +84,17 @@ func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) err
 	return nil
 }
 
-func render(s string, data placeholderData) (string, error) {
+func render(s string, data strtemplate.Data) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
-	t, err := template.New("").Option("missingkey=error").Parse(s)
+	t, err := strtemplate.Parse("", s)
 	if err != nil {
 		return "", fmt.Errorf("placeholder in %q does not parse (%v); for keys with dashes or dots write {{index .Annotations \"key\"}}", s, err)
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
+	out, err := t.Execute(data)
+	if err != nil {
 		return "", fmt.Errorf("unknown placeholder in %q: use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}} with keys the InferenceService has", s)
 	}
-	return b.String(), nil
+	return out, nil
 }

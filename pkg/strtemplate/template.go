@@ -1,0 +1,130 @@
+// Package strtemplate renders Go template syntax, as text/template parses
+// it, over data made of strings and string maps, without reflection.
+//
+// KServe's configuration and runtimes use Go templates (the ingress domain
+// and path templates, placeholders such as {{.Name}} or
+// {{.Annotations.key}} in a runtime's container), so Serval reads the same
+// syntax. It does not execute them with text/template: that package's
+// evaluator looks up methods by name at run time, and a Go binary that can
+// do so keeps every exported method of every type it links, because the
+// linker can no longer tell which are called. The manager links the types
+// of every Kubernetes API group (through client-go's scheme): with
+// text/template reachable it kept 10 MB more code and tables, mapped into
+// memory by every replica. The parser (text/template/parse) has no such
+// cost; this package evaluates its trees.
+//
+// Supported: text, comments, actions with pipelines and variables, if, with
+// and range (over maps, in key order, and integers) with else, break and
+// continue, and the functions and, or, not, eq, ne, lt, le, gt, ge, len,
+// index, slice, print, printf, println and urlquery, with text/template's
+// meaning and the missingkey=error option: a field or map key that is not
+// there is an error. Not supported, and refused when parsed: define, block
+// and template, and the functions html, js and call.
+package strtemplate
+
+import (
+	"errors"
+	"fmt"
+	"text/template/parse"
+)
+
+// Data is what a template reads: each field a string, a string map (such as
+// Labels), or a nested Data.
+type Data map[string]any
+
+// Template is a parsed template, safe for concurrent use.
+type Template struct {
+	name string
+	tree *parse.Tree
+}
+
+// functions are the names the parser accepts as functions; the values only
+// need to be non-nil.
+var functions = map[string]any{}
+
+func init() {
+	for _, name := range []string{"and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge",
+		"len", "index", "slice", "print", "printf", "println", "urlquery"} {
+		functions[name] = true
+	}
+}
+
+// Parse parses text, named name in error messages.
+func Parse(name, text string) (*Template, error) {
+	trees, err := parse.Parse(name, text, "", "", functions)
+	if err != nil {
+		return nil, err
+	}
+	if len(trees) > 1 {
+		return nil, fmt.Errorf("template: %s: define and block are not supported", name)
+	}
+	tree := trees[name]
+	var unsupported error
+	inspect(tree.Root, func(n parse.Node) {
+		if _, ok := n.(*parse.TemplateNode); ok && unsupported == nil {
+			unsupported = fmt.Errorf("template: %s: {{template}} is not supported", errorContextOf(tree, n))
+		}
+	})
+	if unsupported != nil {
+		return nil, unsupported
+	}
+	return &Template{name: name, tree: tree}, nil
+}
+
+// MustParse is Parse for templates fixed in code; it panics on an error.
+func MustParse(name, text string) *Template {
+	t, err := Parse(name, text)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Name is the template's name.
+func (t *Template) Name() string { return t.name }
+
+// Execute renders the template over data.
+func (t *Template) Execute(data Data) (string, error) {
+	s := &state{tree: t.tree, vars: []variable{{"$", data}}}
+	if err := s.walk(data, t.tree.Root); err != nil {
+		return "", err
+	}
+	return s.out.String(), nil
+}
+
+// inspect calls f for n and every node under it that holds a list.
+func inspect(n parse.Node, f func(parse.Node)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			inspect(c, f)
+		}
+	case *parse.IfNode:
+		inspect(n.List, f)
+		inspect(n.ElseList, f)
+	case *parse.WithNode:
+		inspect(n.List, f)
+		inspect(n.ElseList, f)
+	case *parse.RangeNode:
+		inspect(n.List, f)
+		inspect(n.ElseList, f)
+	}
+}
+
+// errorContextOf is parse.Tree.ErrorContext's location alone: name:line:column.
+func errorContextOf(tree *parse.Tree, n parse.Node) string {
+	location, _ := tree.ErrorContext(n)
+	return location
+}
+
+var (
+	errBreak    = errors.New("break")
+	errContinue = errors.New("continue")
+)

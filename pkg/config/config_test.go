@@ -105,6 +105,11 @@ func TestParseIngressErrors(t *testing.T) {
 	_, errs = Parse(map[string]string{"ingress.domainTemplate": "{{ .Name }}_{{ .Namespace }}"})
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0].Error(), "not a valid host")
+	// text/template's html, js and call are not run (see pkg/strtemplate).
+	_, errs = Parse(map[string]string{"ingress.domainTemplate": "{{ .Name | html }}.{{ .IngressDomain }}"})
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), `does not parse: template: ingress.domainTemplate:1: function "html" not defined`)
+	assert.Equal(t, "ingress.domainTemplate", errs[0].Key)
 }
 
 func TestParseIstio(t *testing.T) {

@@ -3,6 +3,7 @@ package strtemplate
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -93,6 +94,29 @@ func (s *state) walk(dot any, node parse.Node) error {
 	return nil
 }
 
+// inKeyOrder yields a map's keys and values in key order, as range does.
+func inKeyOrder[V any](m map[string]V) iter.Seq2[any, any] {
+	return func(yield func(any, any) bool) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !yield(k, m[k]) {
+				return
+			}
+		}
+	}
+}
+
+// upTo yields 0 to n-1, each as index and element, as range over an
+// integer does.
+func upTo[N int | uint8](n N) iter.Seq2[any, any] {
+	return func(yield func(any, any) bool) {
+		for i := N(0); i < n; i++ {
+			if !yield(i, i) {
+				return
+			}
+		}
+	}
+}
+
 // print writes a value as text/template does: with fmt, and "<no value>"
 // for nil.
 func (s *state) print(v any) {
@@ -157,56 +181,36 @@ func (s *state) walkRange(dot any, r *parse.RangeNode) error {
 		}
 		return s.walk(elem, r.List)
 	}
-	// run iterates; it stops at a break, goes on at a continue.
-	run := func(index, elem any) (stop bool, err error) {
-		switch err := iteration(index, elem); {
-		case errors.Is(err, errBreak):
-			return true, nil
-		case err == nil, errors.Is(err, errContinue):
-			return false, nil
-		default:
-			return true, err
-		}
+	if k := kindOf(val); (k == intKind || k == uintKind) && len(decl) > 1 {
+		return s.errorf(r, "can't use %v to iterate over more than one variable", val)
 	}
-	ran := false
+	var elems iter.Seq2[any, any]
 	switch v := val.(type) {
 	case map[string]string:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			ran = true
-			if stop, err := run(k, v[k]); stop {
-				return err
-			}
-		}
+		elems = inKeyOrder(v)
 	case Data:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			ran = true
-			if stop, err := run(k, v[k]); stop {
-				return err
-			}
-		}
+		elems = inKeyOrder(v)
 	case int:
-		if len(decl) > 1 {
-			return s.errorf(r, "can't use %v to iterate over more than one variable", v)
-		}
-		for i := range v {
-			ran = true
-			if stop, err := run(i, i); stop {
-				return err
-			}
-		}
+		elems = upTo(v)
 	case uint8:
-		if len(decl) > 1 {
-			return s.errorf(r, "can't use %v to iterate over more than one variable", v)
-		}
-		for i := range v {
-			ran = true
-			if stop, err := run(i, i); stop {
-				return err
-			}
-		}
+		elems = upTo(v)
 	case nil:
 	default:
 		return s.errorf(r, "range can't iterate over %v", v)
+	}
+	if elems == nil { // nil ranges over nothing, as in text/template
+		elems = func(func(any, any) bool) {}
+	}
+	ran := false
+	for index, elem := range elems {
+		ran = true
+		err := iteration(index, elem)
+		if errors.Is(err, errBreak) {
+			break
+		}
+		if err != nil && !errors.Is(err, errContinue) {
+			return err
+		}
 	}
 	if !ran && r.ElseList != nil {
 		return s.walk(dot, r.ElseList)

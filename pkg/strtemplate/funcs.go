@@ -118,13 +118,10 @@ func call(name string, args []any) (any, error) {
 	return nil, fmt.Errorf("function %q not defined", name)
 }
 
-// typeName names a value's type as text/template's messages do.
+// typeName names a value's type in an error message.
 func typeName(v any) string {
-	switch v.(type) {
-	case nil:
+	if v == nil {
 		return "<nil>"
-	case Data:
-		return "map[string]interface {}"
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -34,7 +34,6 @@ type Data map[string]any
 
 // Template is a parsed template, safe for concurrent use.
 type Template struct {
-	name string
 	tree *parse.Tree
 }
 
@@ -68,20 +67,8 @@ func Parse(name, text string) (*Template, error) {
 	if unsupported != nil {
 		return nil, unsupported
 	}
-	return &Template{name: name, tree: tree}, nil
+	return &Template{tree: tree}, nil
 }
-
-// MustParse is Parse for templates fixed in code; it panics on an error.
-func MustParse(name, text string) *Template {
-	t, err := Parse(name, text)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// Name is the template's name.
-func (t *Template) Name() string { return t.name }
 
 // Execute renders the template over data.
 func (t *Template) Execute(data Data) (string, error) {
@@ -92,7 +79,8 @@ func (t *Template) Execute(data Data) (string, error) {
 	return s.out.String(), nil
 }
 
-// inspect calls f for n and every node under it that holds a list.
+// inspect calls f for n and for every node in the lists under it: the
+// template's actions and the bodies of if, with and range.
 func inspect(n parse.Node, f func(parse.Node)) {
 	if n == nil {
 		return

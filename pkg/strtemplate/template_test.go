@@ -140,6 +140,8 @@ var differential = []string{
 	`{{.Nested.Map.k}}`, `{{.Nested.Map.x}}`, `{{.Nested.Inner.x}}`,
 	`{{- .Name -}}   {{- .Namespace}}`, `{{/* c */}}x`, "{{`raw`}}", `{{"\t"}}`,
 	`{{if $0 = 0}}{{end}}`, `{{$x := 1}}{{range $y = .Labels}}{{end}}`,
+	`{{$x := and nil}}{{range $x}}x{{else}}empty{{end}}`, `{{range (index "\x03" 0)}}{{printf "%T%v" . .}}{{end}}`,
+	`{{range $i, $j := (index "\x03" 0)}}{{end}}`, `{{range $k, $v := .Labels}}{{if eq $k "app"}}{{continue}}{{end}}{{$v}}{{end}}`,
 }
 
 // TestMatchesTextTemplate renders the differential set with both engines.

@@ -68,6 +68,12 @@ func TestBuildErrors(t *testing.T) {
 			return s
 		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
 			`predictor: container kserve-container args[3]: unknown placeholder in "--x={{.Labels.missing}}"`},
+		{"a placeholder with a function Serval does not run", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+			s := modelSpec("sklearn", "gs://b/m")
+			s.Predictor.Model.Args = []string{"--x={{ .Name | js }}"}
+			return s
+		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
+			`predictor: container kserve-container args[3]: placeholder in "--x={{ .Name | js }}" does not parse (template: :1: function "js" not defined)`},
 		{"unknown placeholder field", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
 			s.Predictor.Model.Env = []corev1.EnvVar{{Name: "X", Value: "{{.Cluster}}"}}

@@ -25,7 +25,8 @@ type variable struct {
 	value any
 }
 
-// execError is an error at a node, located the way text/template does.
+// errorf is an error at a node, located and worded the way text/template's
+// execution errors are.
 func (s *state) errorf(node parse.Node, format string, args ...any) error {
 	location, context := s.tree.ErrorContext(node)
 	return fmt.Errorf("template: %s: executing %q at <%s>: %s", location, s.tree.Name, context, fmt.Sprintf(format, args...))

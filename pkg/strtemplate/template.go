@@ -37,15 +37,11 @@ type Template struct {
 	tree *parse.Tree
 }
 
-// functions are the names the parser accepts as functions; the values only
-// need to be non-nil.
-var functions = map[string]any{}
-
-func init() {
-	for _, name := range []string{"and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge",
-		"len", "index", "slice", "print", "printf", "println", "urlquery"} {
-		functions[name] = true
-	}
+// functions are the names the parser accepts as functions (see funcs.go);
+// the values only need to be non-nil.
+var functions = map[string]any{
+	"and": true, "or": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
+	"len": true, "index": true, "slice": true, "print": true, "printf": true, "println": true, "urlquery": true,
 }
 
 // Parse parses text, named name in error messages.

@@ -44,29 +44,6 @@ type step struct {
 	metrics   stepMetrics
 }
 
-// target names the step's target in errors.
-func (s *step) target() string {
-	if s.node != nil {
-		return "node " + s.node.name
-	}
-	return s.upstream.url
-}
-
-// Options are the router's settings besides the graph.
-type Options struct {
-	// StepTimeout bounds one call to one step (routerTimeouts.serviceClient).
-	StepTimeout time.Duration
-	// PropagateHeaders are the request headers passed on to every step:
-	// exact names, or prefixes ending in "*". Content-Type always is.
-	PropagateHeaders []string
-	// MaxIdleConnsPerStep is the number of idle connections kept to each
-	// step's address.
-	MaxIdleConnsPerStep int
-}
-
-// DefaultStepTimeout is the bound of one step call when the graph sets none.
-const DefaultStepTimeout = 60 * time.Second
-
 // Parse decodes a graph spec from JSON (the router's --graph-json).
 func Parse(data []byte) (*v1alpha1.InferenceGraphSpec, error) {
 	spec := &v1alpha1.InferenceGraphSpec{}
@@ -88,9 +65,7 @@ func Compile(spec *v1alpha1.InferenceGraphSpec, o Options, m *Metrics) (*Graph, 
 		}
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
-	if o.StepTimeout <= 0 {
-		o.StepTimeout = DefaultStepTimeout
-	}
+	o = o.withDefaults()
 	g := &Graph{nodes: map[string]*node{}}
 	if spec.TimeoutSeconds != nil {
 		g.timeout = time.Duration(*spec.TimeoutSeconds) * time.Second

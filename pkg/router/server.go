@@ -24,9 +24,9 @@ type ServerConfig struct {
 	Options Options
 	// Addr serves the graph; MetricsAddr serves /metrics ("" or "0": none).
 	Addr, MetricsAddr string
-	// ReadTimeout, WriteTimeout and IdleTimeout bound the server's
-	// connections; the graph's routerTimeouts override them.
-	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Limits bound the client connections; the graph's routerTimeouts
+	// override the read, write and idle timeouts.
+	Limits ServerLimits
 	// DrainDelay is how long readiness fails before the listener closes;
 	// ShutdownTimeout how long requests in flight may then take.
 	DrainDelay, ShutdownTimeout time.Duration
@@ -50,8 +50,11 @@ func Serve(c ServerConfig, stop <-chan os.Signal, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("the graph is invalid: %w", err)
 	}
+	if c.Options.Log == nil {
+		c.Options.Log = log
+	}
 	h := NewHandler(g, c.Options, m)
-	srv := NewServer(h, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout)
+	srv := NewServer(h, c.Limits, log)
 	ln := c.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", c.Addr); err != nil {
@@ -106,8 +109,25 @@ func (c *ServerConfig) applyGraphTimeouts() {
 			*d = time.Duration(*seconds) * time.Second
 		}
 	}
-	set(&c.ReadTimeout, t.ServerRead)
-	set(&c.WriteTimeout, t.ServerWrite)
-	set(&c.IdleTimeout, t.ServerIdle)
+	set(&c.Limits.ReadTimeout, t.ServerRead)
+	set(&c.Limits.WriteTimeout, t.ServerWrite)
+	set(&c.Limits.IdleTimeout, t.ServerIdle)
 	set(&c.Options.StepTimeout, t.ServiceClient)
+}
+
+// NewServer returns the net/http server of h: HTTP/1.1, and HTTP/2 without
+// TLS (h2c with prior knowledge, as gRPC clients speak it), each request
+// bounded by l. net/http's own complaints (a TLS probe, a panic in a
+// handler) go to log as warnings.
+func NewServer(h http.Handler, l ServerLimits, log *slog.Logger) *http.Server {
+	l = l.withDefaults()
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler: h, Protocols: &protocols,
+		MaxHeaderBytes: l.MaxHeaderBytes, ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/operator"
 )
 
@@ -42,6 +43,8 @@ func main() {
 	flag.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
 	flag.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
 	flag.StringVar(&o.RouterImage, "router-image", operator.DefaultRouterImage(), "Image of InferenceGraph routers, unless serval-config's router.image names another; the manager's own image holds the router.")
+	flag.IntVar(&o.GraphLimits.MaxDepth, "graph-max-depth", v1alpha1.DefaultGraphLimits.MaxDepth, "The longest chain of nodes a request may pass in an InferenceGraph: admission refuses deeper graphs, and their routers enforce it.")
+	flag.IntVar(&o.GraphLimits.MaxStepCalls, "graph-max-step-calls", v1alpha1.DefaultGraphLimits.MaxStepCalls, "The most calls to services one request may make in an InferenceGraph: admission refuses graphs that could make more, and their routers enforce it.")
 	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -24,18 +24,30 @@ func main() {
 	repo := flag.String("repository", "ghcr.io/serval-dev/serval-manager", "the image's repository; the tag is the version")
 	out := flag.String("out", "bin/image", "the directory for the OCI layout (oci/) and the tarball (serval-manager.tar)")
 	arch := flag.String("arch", "amd64", "the architecture to build for")
+	caBundle := flag.String("ca-bundle", image.CABundlePath, "the PEM bundle of trusted CAs copied into the image (the router verifies https steps with it)")
+	var extraCAs []string
+	flag.Func("extra-ca", "a PEM file of a CA the image trusts besides the bundle (repeatable)", func(f string) error {
+		extraCAs = append(extraCAs, f)
+		return nil
+	})
 	flag.Parse()
-	if err := run(*version, *repo, *out, *arch); err != nil {
+	bundle, err := image.CABundle(*caBundle, extraCAs...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "image:", err)
+		os.Exit(1)
+	}
+	if err := run(*version, *repo, *out, *arch, bundle); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(version, repo, out, arch string) error {
+func run(version, repo, out, arch string, caBundle []byte) error {
 	revision, _ := exec.Command("git", "rev-parse", "HEAD").Output()
 	opts := image.Options{
 		Binaries: map[string]string{}, Entrypoint: []string{"/manager"},
 		Version: version, Revision: strings.TrimSpace(string(revision)), OS: "linux", Architecture: arch,
+		CABundle: caBundle,
 	}
 	binDir := filepath.Join(out, "linux_"+arch)
 	for inImage, pkg := range binaries {

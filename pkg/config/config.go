@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,6 +63,32 @@ type Router struct {
 	// (key router.propagateHeaders, comma-separated; a name ending in "*"
 	// is a prefix). KServe's router.headers.propagate.
 	PropagateHeaders []string
+	// Limits bound the router's connections and each request (keys
+	// router.maxHeaderBytes, router.readTimeout, ...); the graph controller
+	// passes them to the router as flags.
+	Limits RouterLimits
+}
+
+// RouterLimits are the bounds of every InferenceGraph router: what one
+// client connection and one request may cost it. A graph's
+// spec.routerTimeouts overrides the server timeouts and StepTimeout.
+type RouterLimits struct {
+	// MaxHeaderBytes caps a request's line and headers (431 above).
+	MaxHeaderBytes int64
+	// MaxRequestBodyBytes caps a request's body (413 above);
+	// MaxResponseBodyBytes a step's response body (502 above).
+	MaxRequestBodyBytes, MaxResponseBodyBytes int64
+	// ReadHeaderTimeout bounds reading a request's headers; ReadTimeout the
+	// whole request; WriteTimeout its response; IdleTimeout a kept-alive
+	// connection's wait for the next request.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// StepTimeout bounds a whole call to a step; StepDialTimeout opening
+	// its connection; StepResponseHeaderTimeout the wait for its response
+	// headers (0: StepTimeout alone).
+	StepTimeout, StepDialTimeout, StepResponseHeaderTimeout time.Duration
+	// MaxIdleConnsPerStep is the number of idle connections kept to each
+	// step's address.
+	MaxIdleConnsPerStep int
 }
 
 // StorageInitializer configures the storage-initializer init container.
@@ -122,6 +149,17 @@ var Defaults = map[string]string{
 	"router.memoryRequest":               "100Mi",
 	"router.memoryLimit":                 "1Gi",
 	"router.propagateHeaders":            "",
+	"router.maxHeaderBytes":              "1Mi",
+	"router.maxRequestBodyBytes":         "64Mi",
+	"router.maxResponseBodyBytes":        "64Mi",
+	"router.readHeaderTimeout":           "10s",
+	"router.readTimeout":                 "60s",
+	"router.writeTimeout":                "60s",
+	"router.idleTimeout":                 "180s",
+	"router.stepTimeout":                 "60s",
+	"router.stepDialTimeout":             "10s",
+	"router.stepResponseHeaderTimeout":   "0s",
+	"router.maxIdleConnsPerStep":         "256",
 }
 
 // KeyError is a bad value for one key.
@@ -162,7 +200,8 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.Ingress = p.ingress()
 	cfg.Agent = Agent{Image: p.nonEmpty("agent.image"), Resources: p.resources("agent."), LoggerDefaultURL: p.nonEmpty("logger.defaultUrl"),
 		MaxBatchSize: p.positive("batcher.maxBatchSize"), MaxLatency: p.positive("batcher.maxLatency")}
-	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders")}
+	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders"),
+		Limits: p.routerLimits()}
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -247,6 +286,48 @@ func (p *parser) modelcar() storage.Modelcar {
 		m.UID = &uid
 	}
 	return m
+}
+
+// routerLimits reads the router's bounds.
+func (p *parser) routerLimits() RouterLimits {
+	return RouterLimits{
+		MaxHeaderBytes:            p.bytes("router.maxHeaderBytes"),
+		MaxRequestBodyBytes:       p.bytes("router.maxRequestBodyBytes"),
+		MaxResponseBodyBytes:      p.bytes("router.maxResponseBodyBytes"),
+		ReadHeaderTimeout:         p.duration("router.readHeaderTimeout", false),
+		ReadTimeout:               p.duration("router.readTimeout", false),
+		WriteTimeout:              p.duration("router.writeTimeout", false),
+		IdleTimeout:               p.duration("router.idleTimeout", false),
+		StepTimeout:               p.duration("router.stepTimeout", false),
+		StepDialTimeout:           p.duration("router.stepDialTimeout", false),
+		StepResponseHeaderTimeout: p.duration("router.stepResponseHeaderTimeout", true),
+		MaxIdleConnsPerStep:       p.positive("router.maxIdleConnsPerStep"),
+	}
+}
+
+// bytes reads a size in bytes as a quantity (1Mi, 64Mi, 1048576), at least
+// one byte.
+func (p *parser) bytes(key string) int64 {
+	v := p.value(key)
+	q, err := resource.ParseQuantity(v)
+	if err != nil || q.Sign() <= 0 {
+		p.fail(key, v, "is not a size in bytes of at least 1 (examples: 1Mi, 64Mi, 1048576)")
+		return 0
+	}
+	return q.Value()
+}
+
+// duration reads a Go duration (10s, 2m); zero only when allowed.
+func (p *parser) duration(key string, zeroAllowed bool) time.Duration {
+	v := p.value(key)
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil || d < 0:
+		p.fail(key, v, "is not a duration (examples: 500ms, 10s, 2m)")
+	case d == 0 && !zeroAllowed:
+		p.fail(key, v, "must be longer than 0")
+	}
+	return d
 }
 
 // positive reads a whole number of at least 1.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,20 @@ func TestParse(t *testing.T) {
 			wantErr: []string{`serval-config key resources.memoryLimit: "lots" is not a resource quantity`}},
 		{name: "empty image", data: map[string]string{"storageInitializer.image": " "},
 			wantErr: []string{`serval-config key storageInitializer.image: "" must not be empty`}},
+		{name: "router limits", data: map[string]string{"router.maxRequestBodyBytes": "8Mi", "router.readHeaderTimeout": "2s", "router.maxIdleConnsPerStep": "16"},
+			check: func(t *testing.T, cfg *Config) {
+				assert.Equal(t, int64(8<<20), cfg.Router.Limits.MaxRequestBodyBytes)
+				assert.Equal(t, 2*time.Second, cfg.Router.Limits.ReadHeaderTimeout)
+				assert.Equal(t, 16, cfg.Router.Limits.MaxIdleConnsPerStep)
+				assert.Equal(t, int64(1<<20), cfg.Router.Limits.MaxHeaderBytes, "the default")
+			}},
+		{name: "bad router limits", data: map[string]string{"router.maxHeaderBytes": "0", "router.readTimeout": "soon", "router.idleTimeout": "0s", "router.stepResponseHeaderTimeout": "-1s"},
+			wantErr: []string{
+				`serval-config key router.maxHeaderBytes: "0" is not a size in bytes of at least 1 (examples: 1Mi, 64Mi, 1048576)`,
+				`serval-config key router.readTimeout: "soon" is not a duration (examples: 500ms, 10s, 2m)`,
+				`serval-config key router.idleTimeout: "0s" must be longer than 0`,
+				`serval-config key router.stepResponseHeaderTimeout: "-1s" is not a duration`,
+			}},
 		{name: "unknown key", data: map[string]string{"deploy.defaultDeploymentmode": "Standard"},
 			wantErr: []string{`serval-config key deploy.defaultDeploymentmode: "Standard" is not a serval-config key`}},
 	}

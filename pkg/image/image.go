@@ -7,6 +7,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,10 @@ type Options struct {
 	Version, Revision string
 	// OS and Architecture of the binaries (linux, amd64).
 	OS, Architecture string
+	// CABundle is the PEM bundle of the certificate authorities the
+	// binaries trust, at CABundlePath in the image: the router verifies
+	// https steps with it. Build it with CABundle.
+	CABundle []byte
 	// Created is the image's creation time; the zero time keeps the image
 	// reproducible (the same binaries give the same digest).
 	Created time.Time
@@ -45,7 +50,7 @@ type Options struct {
 
 // Build assembles the image.
 func Build(o Options) (v1.Image, error) {
-	layer, err := filesLayer(o.Binaries)
+	layer, err := filesLayer(o.Binaries, o.CABundle)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +94,8 @@ func WriteTarball(img v1.Image, ref, file string) error {
 // filesLayer is one uncompressed-then-gzipped layer with /tmp (the only
 // writable place a read-only root needs: mounted over in the chart), the
 // passwd and group entries of the non-root user, and the binaries, all with
-// fixed times so the layer is reproducible.
-func filesLayer(binaries map[string]string) (v1.Layer, error) {
+// fixed times so the layer is reproducible, and the CA bundle.
+func filesLayer(binaries map[string]string, caBundle []byte) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(name string, mode int64) error {
@@ -115,6 +120,16 @@ func filesLayer(binaries map[string]string) (v1.Layer, error) {
 	}
 	if err := file("etc/group", 0o644, []byte(fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", NonRoot))); err != nil {
 		return nil, err
+	}
+	if len(caBundle) > 0 {
+		for _, d := range []string{"etc/ssl/", "etc/ssl/certs/"} {
+			if err := dir(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		if err := file(CABundlePath[1:], 0o644, caBundle); err != nil {
+			return nil, err
+		}
 	}
 	names := make([]string, 0, len(binaries))
 	for name := range binaries {
@@ -149,4 +164,30 @@ func WriteLayout(img v1.Image, ref, dir string) error {
 		return err
 	}
 	return p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref}))
+}
+
+// CABundlePath is where the image keeps its CA bundle: the first place Go's
+// crypto/x509 looks on Linux, and Debian's.
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+// CABundle reads the PEM bundle at system (the build machine's, from
+// Debian's ca-certificates) and appends the PEM files extra, a platform's
+// own CAs. It fails when a file holds no certificate, so that an image is
+// never built that trusts nothing.
+func CABundle(system string, extra ...string) ([]byte, error) {
+	var bundle []byte
+	for _, f := range append([]string{system}, extra...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read the CA bundle: %w (Debian's ca-certificates package provides %s)", err, CABundlePath)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", f)
+		}
+		bundle = append(bundle, data...)
+		if len(bundle) > 0 && bundle[len(bundle)-1] != '\n' {
+			bundle = append(bundle, '\n')
+		}
+	}
+	return bundle, nil
 }

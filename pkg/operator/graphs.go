@@ -49,7 +49,7 @@ func setupGraphs(ctx context.Context, mgr manager.Manager, o Options, isvc *infe
 		Client: mgr.GetClient(), Children: children.GetClient(),
 		Applier:  apply.New(children.GetClient(), mgr.GetAPIReader(), sharedMetrics()),
 		Recorder: isvc.Recorder, Config: isvc.Config, KnativeFeatures: isvc.KnativeFeatures,
-		RouterImage: image,
+		RouterImage: image, GraphLimits: o.graphLimits(),
 	}
 	return r.SetupWithManager(ctx, mgr, children)
 }

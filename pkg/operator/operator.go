@@ -90,6 +90,9 @@ type Options struct {
 	// router.image names another: the manager's own image, which holds the
 	// router binary.
 	RouterImage string
+	// GraphLimits bound the depth and the step calls per request of every
+	// InferenceGraph (v1alpha1.DefaultGraphLimits when zero).
+	GraphLimits v1alpha1.GraphLimits
 	// SkipNameValidation allows a second manager in the same process (tests);
 	// controller-runtime otherwise refuses duplicate controller names.
 	SkipNameValidation bool
@@ -360,7 +363,7 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("set up the InferenceGraph controller: %w", err)
 	}
 	if o.WebhookPort != 0 {
-		if err := servalwebhook.Setup(mgr, store); err != nil {
+		if err := servalwebhook.Setup(mgr, store, o.graphLimits()); err != nil {
 			return fmt.Errorf("set up the webhooks: %w", err)
 		}
 	}
@@ -399,4 +402,16 @@ func cacheSynced(c cache.Cache, watched []client.Object) func(*http.Request) err
 		}
 		return nil
 	}
+}
+
+// graphLimits are the graph limits with their defaults filled in.
+func (o Options) graphLimits() v1alpha1.GraphLimits {
+	l := o.GraphLimits
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = v1alpha1.DefaultGraphLimits.MaxDepth
+	}
+	if l.MaxStepCalls <= 0 {
+		l.MaxStepCalls = v1alpha1.DefaultGraphLimits.MaxStepCalls
+	}
+	return l
 }

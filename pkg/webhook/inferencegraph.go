@@ -15,14 +15,17 @@ import (
 
 // InferenceGraph validates InferenceGraphs: a root node, references that
 // resolve, no cycles, Splitter weights summing to 100, one target per step,
-// conditions that parse.
-type InferenceGraph struct{}
+// conditions that parse, and a depth and a number of step calls per request
+// within Limits.
+type InferenceGraph struct {
+	Limits v1alpha1.GraphLimits
+}
 
 var _ admission.Validator[*v1alpha1.InferenceGraph] = InferenceGraph{}
 
 // ValidateCreate implements admission.Validator.
-func (InferenceGraph) ValidateCreate(_ context.Context, ig *v1alpha1.InferenceGraph) (admission.Warnings, error) {
-	if errs := v1alpha1.ValidateInferenceGraph(ig); len(errs) > 0 {
+func (g InferenceGraph) ValidateCreate(_ context.Context, ig *v1alpha1.InferenceGraph) (admission.Warnings, error) {
+	if errs := v1alpha1.ValidateInferenceGraph(ig, g.Limits); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("InferenceGraph").GroupKind(), ig.Name, errs)
 	}
 	return nil, nil

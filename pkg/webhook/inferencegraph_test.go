@@ -1,6 +1,8 @@
 package webhook_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,6 +46,13 @@ func TestInferenceGraphAdmission(t *testing.T) {
 		{"replicas", "", "  minReplicas: 3\n  maxReplicas: 2\n  nodes:\n    root: {routerType: Sequence, steps: [{serviceName: a}]}\n",
 			"spec.minReplicas: Invalid value: 3: must not exceed maxReplicas (2)"},
 	}
+	tests = append(tests,
+		struct{ name, annotations, spec, want string }{"too deep", "", chainYAML(11, 1),
+			"spec.nodes: Invalid value: a request would pass a chain of 11 nodes; the limit is 10 (the manager's --graph-max-depth)"},
+		struct{ name, annotations, spec, want string }{"too many step calls", "", chainYAML(7, 2),
+			"spec.nodes: Invalid value: a request could make 128 step calls; the limit is 64 (the manager's --graph-max-step-calls)"},
+	)
+	require.NoError(t, create(graphYAML("at-the-limits", "", chainYAML(6, 2))), "a graph of 6 nodes and 64 step calls is admitted")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := create(graphYAML("bad", tt.annotations, tt.spec))
@@ -51,4 +60,24 @@ func TestInferenceGraphAdmission(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// chainYAML is the nodes of a graph of n Sequence nodes, each calling the
+// next fanOut times; the last calls a service fanOut times.
+func chainYAML(n, fanOut int) string {
+	var b strings.Builder
+	b.WriteString("  nodes:\n")
+	for i := range n {
+		name := fmt.Sprintf("n%d", i)
+		if i == 0 {
+			name = "root"
+		}
+		step := fmt.Sprintf("{nodeName: n%d}", i+1)
+		if i == n-1 {
+			step = "{serviceName: model}"
+		}
+		steps := strings.TrimSuffix(strings.Repeat(step+", ", fanOut), ", ")
+		fmt.Fprintf(&b, "    %s: {routerType: Sequence, steps: [%s]}\n", name, steps)
+	}
+	return b.String()
 }

@@ -15,7 +15,7 @@ import (
 // `kubectl apply` of a file with both) would otherwise both be admitted
 // whenever the cache had not yet seen the first. Runtimes change rarely, so
 // the uncached list costs little.
-func Setup(mgr ctrl.Manager, store *config.Store) error {
+func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimits) error {
 	isvc := &InferenceService{Config: store}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(isvc).Complete(); err != nil {
 		return err
@@ -23,7 +23,7 @@ func Setup(mgr ctrl.Manager, store *config.Store) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{Limits: graphLimits}).Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader()}).Complete()

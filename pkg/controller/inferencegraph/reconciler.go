@@ -45,6 +45,10 @@ type Reconciler struct {
 	// RouterImage is the router's image unless serval-config names one: the
 	// manager's own image, which holds the router binary.
 	RouterImage string
+	// GraphLimits bound what one request may cost in a graph: a graph over
+	// them gets InvalidSpec (admission refuses it; one admitted before the
+	// limits changed is caught here), and its router enforces them.
+	GraphLimits v1alpha1.GraphLimits
 
 	watches *childwatch.Watches
 }
@@ -122,7 +126,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 		return nil
 	}
 	s.mode = v1alpha1.GraphDeploymentMode(s.ig, cfg.DefaultDeploymentMode)
-	if errs := v1alpha1.ValidateInferenceGraph(s.ig); len(errs) > 0 {
+	if errs := v1alpha1.ValidateInferenceGraph(s.ig, r.GraphLimits); len(errs) > 0 {
 		s.failure = &failure{reason: v1beta1.ReasonInvalidSpec, condition: v1alpha1.GraphRouterReady, message: errs.ToAggregate().Error()}
 		return nil
 	}
@@ -136,7 +140,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 			message: fmt.Sprintf("the CRD %s is not installed, and the InferenceGraph uses %s mode; %s", k.CRD, s.mode, k.Install)}
 		return nil
 	}
-	in := Inputs{Graph: s.ig, Mode: s.mode, URLs: urls, Router: cfg.Router, DefaultImage: r.RouterImage}
+	in := Inputs{Graph: s.ig, Mode: s.mode, URLs: urls, Router: cfg.Router, DefaultImage: r.RouterImage, Limits: r.GraphLimits}
 	if s.comp, err = Build(in); err != nil {
 		// An InferenceService has no address yet: the router waits for it,
 		// and what runs is only observed.

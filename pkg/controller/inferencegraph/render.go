@@ -40,6 +40,8 @@ type Inputs struct {
 	// names none (the manager's own).
 	Router       config.Router
 	DefaultImage string
+	// Limits bound the graph's depth and step calls per request.
+	Limits v1alpha1.GraphLimits
 }
 
 // OwnerOf is the owner reference of a graph's children.
@@ -85,10 +87,8 @@ func Build(in Inputs) (*components.Component, error) {
 	if image == "" {
 		image = in.DefaultImage
 	}
-	args := []string{"--graph-json=" + string(graphJSON), fmt.Sprintf("--addr=:%d", RouterPort), fmt.Sprintf("--metrics-addr=:%d", MetricsPort)}
-	if len(in.Router.PropagateHeaders) > 0 {
-		args = append(args, "--propagate-headers="+strings.Join(in.Router.PropagateHeaders, ","))
-	}
+	args := append([]string{"--graph-json=" + string(graphJSON), fmt.Sprintf("--addr=:%d", RouterPort), fmt.Sprintf("--metrics-addr=:%d", MetricsPort)},
+		routerArgs(in.Router, in.Limits)...)
 	resources := in.Router.Resources
 	if len(ig.Spec.Resources.Requests) > 0 || len(ig.Spec.Resources.Limits) > 0 {
 		resources = ig.Spec.Resources

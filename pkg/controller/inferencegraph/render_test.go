@@ -80,7 +80,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			comp, err := inferencegraph.Build(inferencegraph.Inputs{Graph: tc.ig, Mode: tc.mode, URLs: urls, Router: cfg.Router, DefaultImage: "ghcr.io/serval-dev/serval-manager:v0.3.0"})
+			comp, err := inferencegraph.Build(inferencegraph.Inputs{Graph: tc.ig, Mode: tc.mode, URLs: urls, Router: cfg.Router, DefaultImage: "ghcr.io/serval-dev/serval-manager:v0.3.0", Limits: v1alpha1.DefaultGraphLimits})
 			require.NoError(t, err)
 			objs, err := registry.Mode(tc.mode).Objects(comp)
 			require.NoError(t, err)

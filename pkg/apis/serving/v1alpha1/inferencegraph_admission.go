@@ -12,8 +12,9 @@ import (
 
 // ValidateInferenceGraph checks an InferenceGraph as admission does: its
 // name (the router's Deployment and Service take it), its deployment mode,
-// its scaling and its graph.
-func ValidateInferenceGraph(ig *InferenceGraph) field.ErrorList {
+// its scaling, its graph, and what one request may cost in it (limits; a
+// zero limit is not checked).
+func ValidateInferenceGraph(ig *InferenceGraph, limits GraphLimits) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1035Label(ig.Name) {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ig.Name, "names the router's Deployment and Service: "+msg))
@@ -40,7 +41,7 @@ func ValidateInferenceGraph(ig *InferenceGraph) field.ErrorList {
 			}
 		}
 	}
-	for _, p := range ValidateGraph(&ig.Spec) {
+	for _, p := range append(ValidateGraph(&ig.Spec), ValidateGraphLimits(&ig.Spec, limits)...) {
 		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: p.Path, BadValue: field.OmitValueType{}, Detail: p.Detail})
 	}
 	return errs

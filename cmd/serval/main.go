@@ -165,9 +165,9 @@ server), then, for a 1-step and a 3-step Sequence and a 3-way Ensemble over
 it, the router binary with that graph, and drives each with a closed-loop
 load generator: at concurrency 1 for the added latency, at concurrency 16 for
 the throughput, each right after the same load on the backend directly. All
-on the same cores; the figures are the medians of the rounds. The floor is a
-TCP proxy in its own process that copies bytes both ways with no HTTP at
-all: what any proxy costs at the least on the machine.`,
+on the same cores; the figures are the medians of the rounds. The reference
+is httputil.ReverseProxy with a default Transport in its own process: what a
+plain Go proxy costs on the machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -177,7 +177,7 @@ all: what any proxy costs at the least on the machine.`,
 				return err
 			}
 			o.BackendCommand = []string{self, "bench", "backend"}
-			o.ProxyCommand = []string{self, "bench", "tcp-proxy"}
+			o.ProxyCommand = []string{self, "bench", "reverse-proxy"}
 			o.Progress = cmd.ErrOrStderr()
 			res, err := routerbench.Run(ctx, o)
 			if err != nil {
@@ -210,11 +210,12 @@ func benchBackendCommand() *cobra.Command {
 	}
 }
 
-// benchProxyCommand is the floor of `serval bench graph`: a TCP proxy.
+// benchProxyCommand is the reference of `serval bench graph`:
+// httputil.ReverseProxy.
 func benchProxyCommand() *cobra.Command {
 	return &cobra.Command{
-		Use: "tcp-proxy ADDR BACKEND", Hidden: true, Args: cobra.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error { return routerbench.ServeTCPProxy(args[0], args[1]) },
+		Use: "reverse-proxy ADDR BACKEND", Hidden: true, Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error { return routerbench.ServeReverseProxy(args[0], args[1]) },
 	}
 }
 

@@ -46,9 +46,10 @@ func newStepClient(o Options) *stepClient {
 	}
 }
 
-// upstream is one step's URL.
+// upstream is one step's URL, parsed once.
 type upstream struct {
 	url    string
+	target *url.URL
 	client *stepClient
 }
 
@@ -73,7 +74,7 @@ func (p *upstreams) get(raw string) (*upstream, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("%q is not an http or https URL", raw)
 	}
-	up := &upstream{url: raw, client: p.client}
+	up := &upstream{url: raw, target: u, client: p.client}
 	p.all[raw] = up
 	return up, nil
 }
@@ -119,23 +120,22 @@ const maxInt64 = 1<<63 - 1
 func (u *upstream) call(ctx context.Context, in *input, header http.Header, stream bool) (*reply, error) {
 	c := u.client
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	var body io.Reader = in.stream
-	if in.stream == nil {
-		body = bytes.NewReader(in.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, body)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	req.Header = header
+	// The request is built as http.NewRequest builds it, from the URL
+	// parsed once. GetBody lets net/http send a request again on a new
+	// connection when none of it was written; a streaming body has none.
+	req := &http.Request{Method: http.MethodPost, URL: u.target, Host: u.target.Host, Header: header,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	if in.stream != nil {
-		req.ContentLength = in.length
+		req.Body, req.ContentLength = io.NopCloser(in.stream), in.length
+	} else if len(in.body) > 0 {
+		data := in.body
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	}
 	if header["Idempotency-Key"] != nil || header["X-Idempotency-Key"] != nil {
 		req.GetBody = nil // net/http would replay it after a failed read
 	}
-	resp, err := c.transport.RoundTrip(req)
+	resp, err := c.transport.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
 		return nil, err

@@ -64,7 +64,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
 	}
 	body := &requestBody{r: http.MaxBytesReader(w, r.Body, h.o.MaxRequestBodyBytes)}
 	in := &input{header: r.Header}
-	if h.graph.root.streams {
+	// A small body of known length is read first even when the root could
+	// stream it: a step's request then leaves in one write, headers and
+	// body together, where a stream costs a write for each.
+	if h.graph.root.streams && (r.ContentLength < 0 || r.ContentLength > pooledSize) {
 		if r.ContentLength > h.o.MaxRequestBodyBytes {
 			return h.fail(w, &Error{Status: http.StatusRequestEntityTooLarge, Message: body.tooLarge(h.o.MaxRequestBodyBytes).Error()})
 		}

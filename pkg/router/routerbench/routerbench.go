@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -31,10 +33,9 @@ type Options struct {
 	// BackendCommand starts the backend process; it must serve
 	// NewBackend on the address it is given as its last argument.
 	BackendCommand []string
-	// ProxyCommand starts the floor: a process that copies bytes between
-	// each client connection and a connection of its own to the backend,
-	// with no HTTP at all (ServeTCPProxy). Its arguments: the address to
-	// listen on, then the backend's.
+	// ProxyCommand starts the reference: httputil.ReverseProxy with a
+	// default Transport in a process of its own (ServeReverseProxy). Its
+	// arguments: the address to listen on, then the backend's.
 	ProxyCommand []string
 	// Duration of each measurement (after a tenth more of warm-up).
 	Duration time.Duration
@@ -125,7 +126,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	all := scenarios(direct)
 	if len(o.ProxyCommand) > 0 {
-		all = append([]scenario{{name: "TCP proxy (floor)", hops: 1, proxy: true}}, all...)
+		all = append([]scenario{{name: ReferenceScenario, hops: 1, proxy: true}}, all...)
 	}
 	for _, sc := range all {
 		s, err := measure(ctx, o, sc, direct, backendAddr)
@@ -137,11 +138,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
+// ReferenceScenario names the plain-Go reference in the results.
+const ReferenceScenario = "httputil.ReverseProxy"
+
 type scenario struct {
 	name  string
 	hops  int
 	graph string
-	// proxy: the floor, a TCP proxy instead of the router.
+	// proxy: the reference, httputil.ReverseProxy instead of the router.
 	proxy bool
 }
 
@@ -257,30 +261,17 @@ func Print(w io.Writer, r *Result) {
 	_ = tw.Flush()
 }
 
-// ServeTCPProxy copies bytes between each connection accepted on addr and
-// a connection of its own to backend, until the process ends: the floor of
-// a run, what any proxy in its own process costs at the least.
-func ServeTCPProxy(addr, backend string) error {
-	ln, err := net.Listen("tcp", addr)
+// ServeReverseProxy serves httputil.ReverseProxy with a default Transport
+// on addr, in front of backend, until the process ends: the reference of a
+// run, what a plain Go proxy costs on the machine.
+func ServeReverseProxy(addr, backend string) error {
+	target, err := url.Parse("http://" + backend)
 	if err != nil {
 		return err
 	}
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		go func() {
-			defer c.Close()
-			u, err := net.Dial("tcp", backend)
-			if err != nil {
-				return
-			}
-			defer u.Close()
-			go func() { _, _ = io.Copy(u, c) }()
-			_, _ = io.Copy(c, u)
-		}()
-	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = &http.Transport{}
+	return (&http.Server{Addr: addr, Handler: proxy, ReadHeaderTimeout: 10 * time.Second}).ListenAndServe()
 }
 
 // ServeBackend serves NewBackend on addr until the process ends: the

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	}
 	if addrs := os.Getenv("ROUTERBENCH_PROXY"); addrs != "" {
 		a, b, _ := strings.Cut(addrs, " ")
-		_ = routerbench.ServeTCPProxy(a, b)
+		_ = routerbench.ServeReverseProxy(a, b)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -58,7 +58,7 @@ func TestRun(t *testing.T) {
 		assert.Positive(t, s.P50, s.Name)
 		assert.Positive(t, s.PerSecond, s.Name)
 		assert.Positive(t, s.ThroughputRatio, s.Name)
-		if s.Name != "TCP proxy (floor)" {
+		if s.Name != routerbench.ReferenceScenario {
 			assert.Positive(t, s.AllocsPerRequest, s.Name)
 		}
 	}

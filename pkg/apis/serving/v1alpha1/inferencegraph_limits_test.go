@@ -8,8 +8,12 @@ import (
 )
 
 func TestGraphCost(t *testing.T) {
-	svc := func(name string) InferenceStep { return InferenceStep{InferenceTarget: InferenceTarget{ServiceName: name}} }
-	node := func(name string) InferenceStep { return InferenceStep{InferenceTarget: InferenceTarget{NodeName: name}} }
+	svc := func(name string) InferenceStep {
+		return InferenceStep{InferenceTarget: InferenceTarget{ServiceName: name}}
+	}
+	node := func(name string) InferenceStep {
+		return InferenceStep{InferenceTarget: InferenceTarget{NodeName: name}}
+	}
 	// chain: n Sequence nodes, each calling the next k times.
 	chain := func(n, k int) *InferenceGraphSpec {
 		spec := &InferenceGraphSpec{Nodes: map[string]InferenceRouter{}}
@@ -39,7 +43,7 @@ func TestGraphCost(t *testing.T) {
 		{"an Ensemble runs every step", &InferenceGraphSpec{Nodes: map[string]InferenceRouter{"root": {RouterType: Ensemble, Steps: []InferenceStep{svc("a"), svc("b"), node("s")}},
 			"s": {RouterType: Sequence, Steps: []InferenceStep{svc("c"), svc("d")}}}}, 2, 4},
 		{"a Switch and a Splitter run one, the dearest counts", &InferenceGraphSpec{Nodes: map[string]InferenceRouter{
-			"root": {RouterType: Switch, Steps: []InferenceStep{svc("a"), node("split")}},
+			"root":  {RouterType: Switch, Steps: []InferenceStep{svc("a"), node("split")}},
 			"split": {RouterType: Splitter, Steps: []InferenceStep{svc("b"), node("seq")}},
 			"seq":   {RouterType: Sequence, Steps: []InferenceStep{svc("c"), svc("d"), svc("e")}}}}, 3, 3},
 		{"a shared node counts each time it runs", chain(3, 2), 3, 8},

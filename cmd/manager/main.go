@@ -18,38 +18,53 @@ import (
 	"github.com/serval-dev/serval/pkg/operator"
 )
 
+// flags are the manager's command line.
+type flags struct {
+	o                     operator.Options
+	watchNamespaces       string
+	qps, memoryLimitRatio float64
+	showVersion           bool
+	zap                   zap.Options
+}
+
+// bindFlags defines every flag of the manager on fs. docs/configuration.md
+// lists them all; a test compares the two.
+func bindFlags(fs *flag.FlagSet) *flags {
+	f := &flags{}
+	o := &f.o
+	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
+	fs.StringVar(&o.KnativeNamespace, "knative-namespace", operator.DefaultKnativeNamespace, "Knative Serving's namespace, whose config-features ConfigMap Serval reads.")
+	fs.StringVar(&f.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
+	fs.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
+	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a replica waits, after the leader stops renewing, before it takes over.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once.")
+	fs.Float64Var(&f.qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
+	fs.BoolVar(&o.APICompression, "kube-api-compression", false, "Ask the API server to gzip its responses, watch events included: less traffic, more CPU on both ends.")
+	fs.Float64Var(&f.memoryLimitRatio, "memory-limit-ratio", operator.DefaultMemoryLimitRatio, "The Go runtime's soft memory limit as a share of the container's memory limit, so that the collector works harder near the limit instead of the manager being killed; 0 disables; GOMEMLIMIT, when set, wins.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", `Address that serves Go's profiles at /debug/pprof; empty or "0" disables.`)
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
+	fs.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
+	fs.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
+	fs.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
+	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
+	fs.StringVar(&o.RouterImage, "router-image", operator.DefaultRouterImage(), "Image of InferenceGraph routers, unless serval-config's router.image names another; the manager's own image holds the router.")
+	fs.IntVar(&o.GraphLimits.MaxDepth, "graph-max-depth", v1alpha1.DefaultGraphLimits.MaxDepth, "The longest chain of nodes a request may pass in an InferenceGraph: admission refuses deeper graphs, and their routers enforce it.")
+	fs.IntVar(&o.GraphLimits.MaxStepCalls, "graph-max-step-calls", v1alpha1.DefaultGraphLimits.MaxStepCalls, "The most calls to services one request may make in an InferenceGraph: admission refuses graphs that could make more, and their routers enforce it.")
+	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
+	f.zap.BindFlags(fs)
+	return f
+}
+
 func main() {
-	var o operator.Options
-	var watchNamespaces string
-	var qps, memoryLimitRatio float64
-	flag.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "serval-system"), "The manager's namespace, home of serval-config.")
-	flag.StringVar(&o.KnativeNamespace, "knative-namespace", operator.DefaultKnativeNamespace, "Knative Serving's namespace, whose config-features ConfigMap Serval reads.")
-	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
-	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
-	flag.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
-	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
-	flag.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a replica waits, after the leader stops renewing, before it takes over.")
-	flag.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading.")
-	flag.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
-	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once.")
-	flag.Float64Var(&qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
-	flag.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
-	flag.BoolVar(&o.APICompression, "kube-api-compression", false, "Ask the API server to gzip its responses, watch events included: less traffic, more CPU on both ends.")
-	flag.Float64Var(&memoryLimitRatio, "memory-limit-ratio", operator.DefaultMemoryLimitRatio, "The Go runtime's soft memory limit as a share of the container's memory limit, so that the collector works harder near the limit instead of the manager being killed; 0 disables; GOMEMLIMIT, when set, wins.")
-	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "", `Address that serves Go's profiles at /debug/pprof; empty or "0" disables.`)
-	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhook server; 0 disables the webhooks.")
-	flag.StringVar(&o.WebhookHost, "webhook-host", "", "Address the webhook server binds to; empty binds all.")
-	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/serval-webhook-certs", "Directory of the webhook serving certificate (tls.crt, tls.key).")
-	flag.StringVar(&o.CertMode, "cert-mode", operator.CertModeSelf, `"self": the manager creates, stores, injects and rotates its certificate; "external": certificates in --cert-dir come from outside (cert-manager).`)
-	flag.StringVar(&o.WebhookServiceName, "webhook-service-name", "serval-webhook-service", "The Service in front of the webhooks, named in the self-managed certificate.")
-	flag.StringVar(&o.RouterImage, "router-image", operator.DefaultRouterImage(), "Image of InferenceGraph routers, unless serval-config's router.image names another; the manager's own image holds the router.")
-	flag.IntVar(&o.GraphLimits.MaxDepth, "graph-max-depth", v1alpha1.DefaultGraphLimits.MaxDepth, "The longest chain of nodes a request may pass in an InferenceGraph: admission refuses deeper graphs, and their routers enforce it.")
-	flag.IntVar(&o.GraphLimits.MaxStepCalls, "graph-max-step-calls", v1alpha1.DefaultGraphLimits.MaxStepCalls, "The most calls to services one request may make in an InferenceGraph: admission refuses graphs that could make more, and their routers enforce it.")
-	showVersion := flag.Bool("version", false, "Print the version and exit.")
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine)
+	f := bindFlags(flag.CommandLine)
 	flag.Parse()
-	if *showVersion {
+	o, zapOpts, memoryLimitRatio := f.o, f.zap, f.memoryLimitRatio
+	if f.showVersion {
 		fmt.Println(version.String())
 		return
 	}
@@ -67,9 +82,9 @@ func main() {
 	if soft > 0 {
 		log.Info("Go's soft memory limit set from the container's", "bytes", soft, "ratio", memoryLimitRatio)
 	}
-	o.QPS = float32(qps)
-	if watchNamespaces != "" {
-		o.WatchNamespaces = strings.Split(watchNamespaces, ",")
+	o.QPS = float32(f.qps)
+	if f.watchNamespaces != "" {
+		o.WatchNamespaces = strings.Split(f.watchNamespaces, ",")
 	}
 
 	ctx := ctrl.SetupSignalHandler()

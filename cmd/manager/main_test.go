@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,6 +39,51 @@ func TestLinkerDropsUnusedMethods(t *testing.T) {
 	for _, witness := range []string{"k8s.io/api/core/v1.Pod.SwaggerDoc", "k8s.io/api/core/v1.(*Pod).SwaggerDoc"} {
 		if strings.Contains(symbols, witness+"\n") {
 			t.Errorf("the manager keeps %s, which nothing calls: something it links looks methods up by name at run time (text/template's evaluator does; use pkg/strtemplate), and the linker then keeps every exported method", witness)
+		}
+	}
+}
+
+// TestFlagsDocumented: docs/configuration.md's table of manager flags names
+// every flag the manager has, and no other.
+func TestFlagsDocumented(t *testing.T) {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	bindFlags(fs)
+	have := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { have[f.Name] = true })
+	// Flags that libraries register on the command line as they load
+	// (controller-runtime's --kubeconfig), less the test binary's own.
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") {
+			have[f.Name] = true
+		}
+	})
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## Manager flags")
+	if !ok {
+		t.Fatal("docs/configuration.md has no section '## Manager flags'")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	documented := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `--") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range regexp.MustCompile("`--([a-z0-9-]+)`").FindAllStringSubmatch(first, -1) {
+			documented[m[1]] = true
+		}
+	}
+	for name := range have {
+		if !documented[name] {
+			t.Errorf("--%s is a manager flag that docs/configuration.md does not list", name)
+		}
+	}
+	for name := range documented {
+		if !have[name] {
+			t.Errorf("docs/configuration.md lists --%s, which the manager does not have", name)
 		}
 	}
 }

@@ -14,9 +14,25 @@ type Entry struct {
 	MountPath string
 }
 
+// systemDirs are the directories of a container's own image and of the
+// kernel's interfaces: a model mounted at or under one would hide what
+// the model server needs to start (its libraries, its /etc) or shadow what
+// the kubelet mounts there.
+var systemDirs = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys", "/dev", "/var/run"}
+
+// shadowed returns the system directory p is at or under, or "".
+func shadowed(p string) string {
+	for _, d := range systemDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
 // CheckMountPaths returns the problems of storageUris mount paths, each
-// naming the entry: relative or root paths, and paths that overlap (one
-// inside another).
+// naming the entry: relative or root paths, paths at or under a system
+// directory, and paths that overlap (one inside another).
 func CheckMountPaths(paths []string) []string {
 	var problems []string
 	for i, p := range paths {
@@ -26,6 +42,10 @@ func CheckMountPaths(paths []string) []string {
 			continue
 		case path.Clean(p) == "/":
 			problems = append(problems, fmt.Sprintf("[%d].mountPath: a model cannot be mounted at /", i))
+			continue
+		case shadowed(path.Clean(p)) != "":
+			problems = append(problems, fmt.Sprintf("[%d].mountPath: %q would hide the container's own %s; mount models in a directory of their own, such as /mnt/models/{name}",
+				i, p, shadowed(path.Clean(p))))
 			continue
 		}
 		for j := range i {

@@ -9,6 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// digest is a well-formed sha256 digest.
+const digest = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+
 func TestParse(t *testing.T) {
 	tests := []struct {
 		uri     string
@@ -28,12 +31,15 @@ func TestParse(t *testing.T) {
 		{uri: "http://ho st/x", wantErr: `is not a valid URL`},
 		{uri: "oci://registry.example.com/models/iris:1.0", want: Location{URI: "oci://registry.example.com/models/iris:1.0", Scheme: "oci", Kind: OCI,
 			Image: "registry.example.com/models/iris:1.0"}},
-		{uri: "oci+native://quay.io/m@sha256:abc", want: Location{URI: "oci+native://quay.io/m@sha256:abc", Scheme: "oci+native", Kind: OCI,
-			Image: "quay.io/m@sha256:abc", OCIMode: OCINative}},
+		{uri: "oci+native://quay.io/m@sha256:" + digest, want: Location{URI: "oci+native://quay.io/m@sha256:" + digest, Scheme: "oci+native", Kind: OCI,
+			Image: "quay.io/m@sha256:" + digest, OCIMode: OCINative}},
 		{uri: "OCI+FETCH://quay.io/m", want: Location{URI: "OCI+FETCH://quay.io/m", Scheme: "oci+fetch", Kind: OCI, Image: "quay.io/m", OCIMode: OCIFetch}},
-		{uri: "oci://", wantErr: `storageUri "oci://" does not name an image; use oci://{registry}/{repository}:{tag} or @{digest}`},
+		{uri: "oci://", wantErr: `storageUri "oci://" does not name an image (no image is named); use oci://{registry}/{repository}:{tag} or @{digest}`},
 		{uri: "oci://quay.io/m:", wantErr: `does not name an image`},
 		{uri: "oci://quay.io//m", wantErr: `does not name an image`},
+		{uri: "oci://quay.io/Models/Iris:1", wantErr: `does not name an image (invalid reference format: repository name (Models/Iris) must be lowercase)`},
+		{uri: "oci://quay.io/m@sha256:abc", wantErr: `does not name an image`},
+		{uri: "oci://quay.io/m:a tag", wantErr: `does not name an image`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.uri, func(t *testing.T) {
@@ -155,6 +161,19 @@ func TestCheckMountPaths(t *testing.T) {
 		{[]string{"/mnt/models", "/mnt/models/b"}, []string{`[1].mountPath: "/mnt/models/b" overlaps [0].mountPath "/mnt/models"; each model needs a directory of its own`}},
 		{[]string{"/mnt/a/", "/mnt/a"}, []string{`[1].mountPath: "/mnt/a" overlaps [0].mountPath "/mnt/a/"; each model needs a directory of its own`}},
 		{[]string{"/mnt/ab", "/mnt/a"}, nil},
+		{[]string{"/etc"}, []string{`[0].mountPath: "/etc" would hide the container's own /etc; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{[]string{"/mnt/models/a", "/usr/share/models"}, []string{`[1].mountPath: "/usr/share/models" would hide the container's own /usr; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{[]string{"/lib64/"}, []string{`[0].mountPath: "/lib64/" would hide the container's own /lib64; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{[]string{"/var/run/secrets/x"}, []string{`[0].mountPath: "/var/run/secrets/x" would hide the container's own /var/run; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{[]string{"/proc", "/sys", "/dev/shm", "/bin", "/sbin", "/lib"}, []string{
+			`[0].mountPath: "/proc" would hide the container's own /proc; mount models in a directory of their own, such as /mnt/models/{name}`,
+			`[1].mountPath: "/sys" would hide the container's own /sys; mount models in a directory of their own, such as /mnt/models/{name}`,
+			`[2].mountPath: "/dev/shm" would hide the container's own /dev; mount models in a directory of their own, such as /mnt/models/{name}`,
+			`[3].mountPath: "/bin" would hide the container's own /bin; mount models in a directory of their own, such as /mnt/models/{name}`,
+			`[4].mountPath: "/sbin" would hide the container's own /sbin; mount models in a directory of their own, such as /mnt/models/{name}`,
+			`[5].mountPath: "/lib" would hide the container's own /lib; mount models in a directory of their own, such as /mnt/models/{name}`,
+		}},
+		{[]string{"/library/models", "/etcetera", "/var/runner"}, nil},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, CheckMountPaths(tt.paths), "%v", tt.paths)

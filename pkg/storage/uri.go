@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/distribution/reference"
 )
 
 // Kind is how a model gets into the pod.
@@ -80,8 +83,8 @@ func Parse(uri string) (Location, error) {
 		loc.Kind = Download
 		return loc, nil
 	case scheme == "oci" || scheme == "oci+native" || scheme == "oci+fetch":
-		if !validImage(rest) {
-			return Location{}, fmt.Errorf("storageUri %q does not name an image; use %s://{registry}/{repository}:{tag} or @{digest}", uri, scheme)
+		if err := checkImage(rest); err != nil {
+			return Location{}, fmt.Errorf("storageUri %q does not name an image (%v); use %s://{registry}/{repository}:{tag} or @{digest}", uri, err, scheme)
 		}
 		loc.Kind, loc.Image = OCI, rest
 		if mode, ok := strings.CutPrefix(scheme, "oci+"); ok {
@@ -92,24 +95,13 @@ func Parse(uri string) (Location, error) {
 	return Location{}, fmt.Errorf("storageUri scheme %q is not supported; use %s", scheme, supportedSchemes)
 }
 
-// validImage reports whether ref looks like an image reference: a
-// repository of lowercase path components, then an optional :tag or
-// @digest. The registry checks the rest when the kubelet pulls.
-func validImage(ref string) bool {
-	if ref == "" || strings.ContainsAny(ref, " \t\n") || strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/") {
-		return false
+// checkImage parses ref with the reference grammar of the distribution
+// project, which containerd and the kubelet use: a registry, a repository
+// of lowercase path components, then an optional :tag or @digest.
+func checkImage(ref string) error {
+	if ref == "" {
+		return errors.New("no image is named")
 	}
-	repo, _, _ := strings.Cut(ref, "@")
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		if repo[i+1:] == "" {
-			return false
-		}
-		repo = repo[:i]
-	}
-	for _, part := range strings.Split(repo, "/") {
-		if part == "" {
-			return false
-		}
-	}
-	return true
+	_, err := reference.ParseNormalizedNamed(ref)
+	return err
 }

@@ -140,6 +140,10 @@ func validateAutoScaling(ext *ComponentExtensionSpec, path *field.Path, class Au
 				errs = append(errs, field.NotSupported(mp.Child("resource", "name"), m.Resource.Name, []string{"cpu", "memory"}))
 			}
 			errs = append(errs, validateTarget(m.Resource.Target, mp.Child("resource", "target"), TargetUtilization, TargetAverageValue)...)
+			if t := m.Resource.Target; m.Resource.Name == string(ScaleMetricMemory) && t.Type == TargetAverageValue && t.AverageValue != nil &&
+				t.AverageValue.Sign() > 0 && t.AverageValue.Cmp(resource.MustParse("1Mi")) < 0 {
+				errs = append(errs, field.Invalid(mp.Child("resource", "target", "averageValue"), t.AverageValue.String(), "the memory target value should be greater than 1 MiB"))
+			}
 		case ExternalMetricSourceType:
 			if m.External == nil {
 				errs = append(errs, field.Required(mp.Child("external"), "an External metric needs external"))
@@ -188,10 +192,16 @@ func validateTarget(t MetricTarget, path *field.Path, allowed ...string) field.E
 	switch {
 	case t.Type == TargetUtilization && (t.AverageUtilization == nil || *t.AverageUtilization < 1):
 		return field.ErrorList{field.Required(path.Child("averageUtilization"), "a Utilization target needs averageUtilization of 1 or more (percent)")}
+	case t.Type == TargetUtilization && *t.AverageUtilization > 100:
+		return field.ErrorList{field.Invalid(path.Child("averageUtilization"), *t.AverageUtilization, "the target utilization percentage should be a [1-100] integer")}
 	case t.Type == TargetAverageValue && t.AverageValue == nil:
 		return field.ErrorList{field.Required(path.Child("averageValue"), "an AverageValue target needs averageValue")}
+	case t.Type == TargetAverageValue && t.AverageValue.Sign() <= 0:
+		return field.ErrorList{field.Invalid(path.Child("averageValue"), t.AverageValue.String(), "must be greater than 0: KEDA scales to hold the metric's average per pod at this value")}
 	case t.Type == TargetValue && t.Value == nil:
 		return field.ErrorList{field.Required(path.Child("value"), "a Value target needs value")}
+	case t.Type == TargetValue && t.Value.Sign() <= 0:
+		return field.ErrorList{field.Invalid(path.Child("value"), t.Value.String(), "must be greater than 0: KEDA scales to hold the metric at this value")}
 	}
 	return nil
 }

@@ -189,7 +189,23 @@ func validateReplicas(ext *ComponentExtensionSpec, path *field.Path, mode Deploy
 	if ext.ScaleTarget != nil && *ext.ScaleTarget < 1 {
 		errs = append(errs, field.Invalid(path.Child("scaleTarget"), *ext.ScaleTarget, "must be at least 1"))
 	}
-	return errs
+	return append(errs, validateScaleTargetRange(ext, path, class)...)
+}
+
+// validateScaleTargetRange applies KServe's range to an HPA's scaleTarget:
+// with the cpu metric (the default) it is a utilisation percentage, 1 to
+// 100. KServe's check, as written, also refuses a memory target over 100
+// (its operator precedence); Serval reads a memory target as KServe
+// documents it, MiB of at least 1.
+func validateScaleTargetRange(ext *ComponentExtensionSpec, path *field.Path, class AutoscalerClass) field.ErrorList {
+	if class != AutoscalerHPA || ext.ScaleTarget == nil {
+		return nil
+	}
+	if (ext.ScaleMetric == nil || *ext.ScaleMetric == ScaleMetricCPU) && *ext.ScaleTarget > 100 {
+		return field.ErrorList{field.Invalid(path.Child("scaleTarget"), *ext.ScaleTarget,
+			"the target utilization percentage should be a [1-100] integer: the HPA holds the pods' average CPU at this percentage of their request")}
+	}
+	return nil
 }
 
 func validateScaleMetric(ext *ComponentExtensionSpec, path *field.Path, class AutoscalerClass) field.ErrorList {

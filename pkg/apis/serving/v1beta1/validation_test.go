@@ -93,6 +93,23 @@ func TestValidate(t *testing.T) {
 			"spec.predictor.autoScaling.metrics[2].podmetric: Required value: a PodMetric metric needs podmetric",
 			`spec.predictor.autoScaling.metrics[3].type: Unsupported value: "Queue": supported values: "Resource", "External", "PodMetric"`,
 		}},
+		{name: "an HPA cpu target over 100 percent", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.ScaleTarget = ptr.To[int32](100000) })),
+			want: []string{"spec.predictor.scaleTarget: Invalid value: 100000: the target utilization percentage should be a [1-100] integer"}},
+		{name: "an HPA memory target over 100 MiB", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.ScaleMetric, p.ScaleTarget = ptr.To(ScaleMetricMemory), ptr.To[int32](512)
+		}))},
+		{name: "a Knative concurrency target over 100", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.ScaleTarget = ptr.To[int32](500) }))},
+		{name: "KEDA targets out of range", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":150}}},` +
+				`{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"512Ki"}}},` +
+				`{"type":"External","external":{"metric":{"serverAddress":"http://prom:9090","query":"q"},"target":{"type":"Value","value":"-10"}}},` +
+				`{"type":"PodMetric","podmetric":{"metric":{"query":"q"},"target":{"type":"AverageValue","averageValue":"0"}}}]}`)
+		})), want: []string{
+			"spec.predictor.autoScaling.metrics[0].resource.target.averageUtilization: Invalid value: 150: the target utilization percentage should be a [1-100] integer",
+			`spec.predictor.autoScaling.metrics[1].resource.target.averageValue: Invalid value: "512Ki": the memory target value should be greater than 1 MiB`,
+			`spec.predictor.autoScaling.metrics[2].external.target.value: Invalid value: "-10": must be greater than 0: KEDA scales to hold the metric at this value`,
+			`spec.predictor.autoScaling.metrics[3].podmetric.target.averageValue: Invalid value: "0": must be greater than 0: KEDA scales to hold the metric's average per pod at this value`,
+		}},
 		{name: "autoScaling that does not decode", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
 			p.AutoScaling = keda(`{"metrcs":[]}`)
 		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: json: unknown field "metrcs"`}},

@@ -24,6 +24,7 @@ type flags struct {
 	watchNamespaces       string
 	qps, memoryLimitRatio float64
 	showVersion           bool
+	metricsSecure         bool
 	zap                   zap.Options
 }
 
@@ -37,6 +38,7 @@ func bindFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&f.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to serve; empty serves all.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `Metrics address; "0" disables.`)
 	fs.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", ":8081", `Health probe address; "0" disables.`)
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers whose bearer token may GET /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone who reaches the port.")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a replica waits, after the leader stops renewing, before it takes over.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading.")
@@ -83,6 +85,7 @@ func main() {
 		log.Info("Go's soft memory limit set from the container's", "bytes", soft, "ratio", memoryLimitRatio)
 	}
 	o.QPS = float32(f.qps)
+	o.InsecureMetrics = !f.metricsSecure
 	if f.watchNamespaces != "" {
 		o.WatchNamespaces = strings.Split(f.watchNamespaces, ",")
 	}

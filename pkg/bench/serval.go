@@ -72,7 +72,8 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 		return nil, nil, err
 	}
 	args := append([]string{"--namespace=" + dev.ManagerNamespace, "--webhook-port=0",
-		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr}, o.ManagerArgs...)
+		// Plain metrics: the bench scrapes them on loopback without a token.
+		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=" + probeAddr}, o.ManagerArgs...)
 	mgr, err := sb.StartProcessWithEnv("manager", bin, o.ManagerEnv, args...)
 	if err != nil {
 		return nil, nil, err

@@ -49,6 +49,11 @@ type Options struct {
 	WatchNamespaces []string
 	// MetricsAddr and HealthProbeAddr are bind addresses; "0" disables.
 	MetricsAddr, HealthProbeAddr string
+	// InsecureMetrics serves /metrics over plain HTTP to anyone who reaches
+	// it. By default they are served over HTTPS, to callers whose bearer
+	// token the API server authenticates (TokenReview) and authorises for
+	// GET /metrics (SubjectAccessReview).
+	InsecureMetrics bool
 	// LeaderElection enables leader election in Namespace.
 	LeaderElection bool
 	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election
@@ -103,6 +108,23 @@ const (
 	CertModeSelf     = "self"
 	CertModeExternal = "external"
 )
+
+// Secure metrics ask the API server who a caller is and whether it may read
+// /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsOptions serves the metrics with controller-runtime's secure
+// serving, HTTPS behind an authentication and authorisation filter
+// (metricsAuthFilter), unless InsecureMetrics. The
+// serving certificate is generated in memory: scrapers verify the caller's
+// side (a token), not the server's, as the chart's ServiceMonitor does.
+func metricsOptions(o Options) metricsserver.Options {
+	if o.InsecureMetrics {
+		return metricsserver.Options{BindAddress: o.MetricsAddr}
+	}
+	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: metricsAuthFilter}
+}
 
 // Leader election holds a Lease in the manager's namespace and records
 // core Events (client-go's resource lock speaks core/v1 Events) about it.
@@ -232,7 +254,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		Cache:            cacheOptions(o),
 		// Unstructured reads (Knative Services) come from the cache too.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,

@@ -27,6 +27,8 @@ var (
 	k8s      client.Client
 	certDir  string
 	hostPort string
+	// metricsHostPort serves the manager's metrics, securely as by default.
+	metricsHostPort string
 )
 
 func TestMain(m *testing.M) {
@@ -73,8 +75,14 @@ func startManager() error {
 		cancel()
 		return err
 	}
+	metricsPort, err := freePort()
+	if err != nil {
+		cancel()
+		return err
+	}
+	metricsHostPort = net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort))
 	mgr, err := operator.New(ctx, env.Config, operator.Options{
-		Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
+		Namespace: managerNamespace, MetricsAddr: metricsHostPort, HealthProbeAddr: "0",
 		WebhookHost: "127.0.0.1", WebhookPort: port, CertDir: certDir, CertMode: operator.CertModeSelf,
 	})
 	if err != nil {

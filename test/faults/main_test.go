@@ -107,7 +107,7 @@ func startManager(t *testing.T, sb *sandbox.Sandbox, args ...string) *manager {
 	name := fmt.Sprintf("manager-%d", managerCount.n)
 	managerCount.Unlock()
 	args = append([]string{"--namespace=serval-system", "--webhook-port=0", "--health-probe-bind-address=0",
-		"--metrics-bind-address=" + addr}, args...)
+		"--metrics-bind-address=" + addr, "--metrics-secure=false"}, args...)
 	p, err := sb.StartProcess(name, managerBinary, args...)
 	require.NoError(t, err)
 	t.Cleanup(func() {

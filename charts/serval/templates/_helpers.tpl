@@ -37,7 +37,7 @@ manifests) into the document's roles:
   "namespaced": everything else, granted where InferenceServices are served.
 */ -}}
 {{- define "serval.rules" -}}
-{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" -}}
+{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" "tokenreviews" "subjectaccessreviews" -}}
 {{- $own := list -}}
 {{- $cluster := list -}}
 {{- $namespaced := list -}}

@@ -25,6 +25,7 @@ type flags struct {
 	qps, memoryLimitRatio float64
 	showVersion           bool
 	metricsSecure         bool
+	cacheSyncTimeout      time.Duration
 	zap                   zap.Options
 }
 
@@ -57,6 +58,7 @@ func bindFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&o.RouterImage, "router-image", operator.DefaultRouterImage(), "Image of InferenceGraph routers, unless serval-config's router.image names another; the manager's own image holds the router.")
 	fs.IntVar(&o.GraphLimits.MaxDepth, "graph-max-depth", v1alpha1.DefaultGraphLimits.MaxDepth, "The longest chain of nodes a request may pass in an InferenceGraph: admission refuses deeper graphs, and their routers enforce it.")
 	fs.IntVar(&o.GraphLimits.MaxStepCalls, "graph-max-step-calls", v1alpha1.DefaultGraphLimits.MaxStepCalls, "The most calls to services one request may make in an InferenceGraph: admission refuses graphs that could make more, and their routers enforce it.")
+	fs.DurationVar(&f.cacheSyncTimeout, "cache-sync-timeout", operator.DefaultCacheSyncTimeout, "How long the informer caches may take to sync before the manager exits non-zero, naming each kind it could not list and why (a missing RBAC rule), so that its pod restarts with the reason in view.")
 	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
 	f.zap.BindFlags(fs)
 	return f
@@ -97,7 +99,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("Starting the manager", "version", version.String(), "namespace", o.Namespace, "watchNamespaces", o.WatchNamespaces)
-	if err := mgr.Start(ctx); err != nil {
+	if err := mgr.Run(ctx, f.cacheSyncTimeout, operator.DefaultShutdownTimeout); err != nil {
 		log.Error(err, "The manager stopped with an error")
 		os.Exit(1)
 	}

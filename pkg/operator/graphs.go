@@ -55,5 +55,6 @@ func setupGraphs(ctx context.Context, mgr manager.Manager, o Options, isvc *infe
 }
 
 func graphCacheOptions(o Options) cache.Options {
-	return cache.Options{DefaultTransform: leanTransform, DefaultLabelSelector: labelExists(v1alpha1.InferenceGraphLabel), DefaultNamespaces: watchedNamespaces(o)}
+	return cache.Options{DefaultTransform: leanTransform, DefaultLabelSelector: labelExists(v1alpha1.InferenceGraphLabel), DefaultNamespaces: watchedNamespaces(o),
+		DefaultWatchErrorHandler: o.listErrors.handler}
 }

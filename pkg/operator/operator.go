@@ -98,6 +98,8 @@ type Options struct {
 	// GraphLimits bound the depth and the step calls per request of every
 	// InferenceGraph (v1alpha1.DefaultGraphLimits when zero).
 	GraphLimits v1alpha1.GraphLimits
+	// listErrors records why informers fail to sync (New sets it).
+	listErrors *listErrors
 	// SkipNameValidation allows a second manager in the same process (tests);
 	// controller-runtime otherwise refuses duplicate controller names.
 	SkipNameValidation bool
@@ -206,8 +208,10 @@ func cacheOptions(o Options) cache.Options {
 		configMaps[o.KnativeNamespace] = cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", knative.FeaturesConfigMap)}
 	}
 	opts := cache.Options{
-		DefaultTransform:     leanTransform,
-		DefaultLabelSelector: labelExists(v1beta1.InferenceServiceLabel),
+		DefaultTransform: leanTransform,
+		// Why an informer cannot list is kept for Run's error.
+		DefaultWatchErrorHandler: o.listErrors.handler,
+		DefaultLabelSelector:     labelExists(v1beta1.InferenceServiceLabel),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1beta1.InferenceService{}:       everything,
 			&v1alpha1.ServingRuntime{}:        everything,
@@ -234,7 +238,7 @@ func watchedNamespaces(o Options) map[string]cache.Config {
 }
 
 // New returns a manager with the InferenceService reconciler registered.
-func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 	if o.Namespace == "" {
 		return nil, fmt.Errorf("the manager's namespace is required")
 	}
@@ -242,6 +246,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 		o.KnativeNamespace = DefaultKnativeNamespace
 	}
 	cfg = clientConfig(cfg, o)
+	o.listErrors = newListErrors()
 	server, certManager, err := webhookServer(ctx, cfg, o)
 	if err != nil {
 		return nil, err
@@ -277,7 +282,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (manager.Manager, err
 			return nil, err
 		}
 	}
-	return mgr, nil
+	return &Manager{Manager: mgr, listErrors: o.listErrors, stopped: make(chan struct{})}, nil
 }
 
 // clientConfig is cfg with the client-side limits of o and a transport that
@@ -407,23 +412,27 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 // them with no timeout, instead of the controller's start failing after its
 // cache-sync timeout).
 func cacheSynced(c cache.Cache, watched []client.Object) func(*http.Request) error {
-	return func(req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), 200*time.Millisecond)
-		defer cancel()
-		if !c.WaitForCacheSync(ctx) {
-			return errors.New("the informer caches have not started or synced yet")
-		}
-		for _, obj := range watched {
-			inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-			if err != nil {
-				return fmt.Errorf("the informer of %T: %w", obj, err)
-			}
-			if !inf.HasSynced() {
-				return fmt.Errorf("the informer of %T has not synced; see the manager's log for the list that fails", obj)
-			}
-		}
-		return nil
+	return func(req *http.Request) error { return informersSynced(req.Context(), c, watched) }
+}
+
+// informersSynced returns nil once every informer of c, and those of the
+// watched kinds, has synced.
+func informersSynced(ctx context.Context, c cache.Cache, watched []client.Object) error {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if !c.WaitForCacheSync(ctx) {
+		return errors.New("the informer caches have not started or synced yet")
 	}
+	for _, obj := range watched {
+		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("the informer of %T: %w", obj, err)
+		}
+		if !inf.HasSynced() {
+			return fmt.Errorf("the informer of %T has not synced; see the manager's log for the list that fails", obj)
+		}
+	}
+	return nil
 }
 
 // graphLimits are the graph limits with their defaults filled in.

@@ -281,6 +281,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		if err := mgr.Add(certManager); err != nil {
 			return nil, err
 		}
+		// Not ready while the API server would refuse this replica's
+		// certificate (a caBundle reset by a re-applied manifest, until it
+		// is repaired).
+		if err := mgr.AddReadyzCheck("webhook-ca", func(req *http.Request) error { return certManager.CheckServedTrusted(req.Context()) }); err != nil {
+			return nil, err
+		}
 	}
 	return &Manager{Manager: mgr, listErrors: o.listErrors, stopped: make(chan struct{})}, nil
 }
@@ -315,7 +321,8 @@ func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Se
 	default:
 		return nil, nil, fmt.Errorf("unknown certificate mode %q: use %s or %s", o.CertMode, CertModeSelf, CertModeExternal)
 	}
-	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	// Uncached, and able to watch the Secret and the configurations by name.
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		return nil, nil, err
 	}

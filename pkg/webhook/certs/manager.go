@@ -1,6 +1,6 @@
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=create,namespace=serval-system
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;update,resourceNames=serval-webhook-certs,namespace=serval-system
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;update,resourceNames=serval-mutating-webhook-configuration;serval-validating-webhook-configuration
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update,resourceNames=serval-webhook-certs,namespace=serval-system
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=serval-mutating-webhook-configuration;serval-validating-webhook-configuration
 
 package certs
 
@@ -35,7 +35,11 @@ const (
 )
 
 // Manager keeps the webhook serving certificate. Its Client must read
-// uncached: the manager's cache holds no Secrets.
+// uncached: the manager's cache holds no Secrets. With a Client that can
+// watch (client.WithWatch), Start also watches the Secret and the webhook
+// configurations by name, and repairs them within seconds of a change
+// (a GitOps tool re-applying a configuration without its caBundle, the
+// Secret deleted), instead of at the next check.
 type Manager struct {
 	Client     client.Client
 	Namespace  string
@@ -94,19 +98,27 @@ func (m *Manager) Rotate(ctx context.Context) error { return m.ensure(ctx, true)
 // one is trusted before the server presents a certificate it signed.
 func (m *Manager) RotateCA(ctx context.Context) error { return m.ensureCA(ctx, true) }
 
-// Start re-checks every CheckInterval until ctx ends; it is a manager Runnable.
+// Start re-checks every CheckInterval, and at once when the Secret or a
+// webhook configuration changes, until ctx ends; it is a manager Runnable.
 func (m *Manager) Start(ctx context.Context) error {
 	m.defaults()
 	ticker := time.NewTicker(m.CheckInterval)
 	defer ticker.Stop()
+	changed := make(chan struct{}, 1)
+	if w, ok := m.Client.(client.WithWatch); ok {
+		for _, t := range m.watched() {
+			go m.watch(ctx, w, t, changed)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-			if err := m.Ensure(ctx); err != nil {
-				log.FromContext(ctx).Error(err, "Renew the webhook certificate")
-			}
+		case <-changed:
+		}
+		if err := m.Ensure(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "Renew the webhook certificate")
 		}
 	}
 }
@@ -131,7 +143,14 @@ func (m *Manager) ensureWith(ctx context.Context, forceServing, forceCA bool) er
 		return fmt.Errorf("read Secret %s: %w", key, err)
 	}
 	exists := err == nil
-	data, changed, err := m.desired(secret.Data, forceServing, forceCA)
+	var keep []byte
+	if !exists {
+		// The Secret is gone (deleted, or never made): other replicas may
+		// still serve certificates of the CAs the API server trusts now,
+		// so a new CA joins them in the bundle rather than replace them.
+		keep = m.injectedBundle(ctx)
+	}
+	data, changed, err := m.desired(secret.Data, keep, forceServing, forceCA)
 	if err != nil {
 		return err
 	}
@@ -179,8 +198,10 @@ func (m *Manager) replacesServedCert(data map[string][]byte) bool {
 	return err == nil && !bytes.Equal(cur, data[tlsCertKey])
 }
 
-// desired returns the Secret data to use and whether it differs from current.
-func (m *Manager) desired(current map[string][]byte, forceServing, forceCA bool) (map[string][]byte, bool, error) {
+// desired returns the Secret data to use and whether it differs from
+// current. keep is a bundle whose unexpired CAs stay trusted beside a new
+// CA.
+func (m *Manager) desired(current map[string][]byte, keep []byte, forceServing, forceCA bool) (map[string][]byte, bool, error) {
 	now := m.Now()
 	ca, err := parseKeyPair(current[caCertKey], current[caKeyKey])
 	bundle := current[caCertKey]
@@ -191,7 +212,7 @@ func (m *Manager) desired(current map[string][]byte, forceServing, forceCA bool)
 		}
 		// Keep the old CAs that are still valid in the bundle, while
 		// certificates they signed may be in use.
-		bundle = append(append([]byte{}, ca.certPEM...), unexpired(old, now)...)
+		bundle = mergeBundles(ca.certPEM, unexpired(old, now), unexpired(keep, now))
 		forceServing = true
 	}
 	serving, err := parseKeyPair(current[tlsCertKey], current[tlsKeyKey])
@@ -203,6 +224,25 @@ func (m *Manager) desired(current map[string][]byte, forceServing, forceCA bool)
 		return nil, false, err
 	}
 	return map[string][]byte{caCertKey: bundle, caKeyKey: ca.keyPEM, tlsCertKey: serving.certPEM, tlsKeyKey: serving.keyPEM}, true, nil
+}
+
+// mergeBundles concatenates PEM bundles, each certificate once.
+func mergeBundles(bundles ...[]byte) []byte {
+	var out []byte
+	seen := map[string]bool{}
+	for _, bundle := range bundles {
+		for rest := bundle; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if !seen[string(b.Bytes)] {
+				seen[string(b.Bytes)] = true
+				out = append(out, pem.EncodeToMemory(b)...)
+			}
+		}
+	}
+	return out
 }
 
 // unexpired returns the certificates of a PEM bundle that are still valid.

@@ -38,33 +38,33 @@ func TestDesired(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := testManager(&now)
 
-	first, changed, err := m.desired(nil, false, false)
+	first, changed, err := m.desired(nil, nil, false, false)
 	require.NoError(t, err)
 	require.True(t, changed, "nothing stored: create")
 	serving := certsIn(t, first[tlsCertKey])[0]
 	assert.ElementsMatch(t, []string{"svc.ns.svc", "localhost"}, serving.DNSNames)
 	assert.True(t, serving.IPAddresses[0].Equal(net.ParseIP("127.0.0.1")))
 
-	again, changed, err := m.desired(first, false, false)
+	again, changed, err := m.desired(first, nil, false, false)
 	require.NoError(t, err)
 	assert.False(t, changed, "a valid certificate is reused (a restart)")
 	assert.Equal(t, first, again)
 
 	now = now.Add(31 * 24 * time.Hour) // the serving certificate expires within RenewBefore
-	renewed, changed, err := m.desired(first, false, false)
+	renewed, changed, err := m.desired(first, nil, false, false)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.False(t, bytes.Equal(first[tlsCertKey], renewed[tlsCertKey]), "a new serving certificate")
 	assert.Equal(t, first[caCertKey], renewed[caCertKey], "signed by the same CA")
 
 	m.DNSNames = append(m.DNSNames, "other.ns.svc")
-	withName, changed, err := m.desired(renewed, false, false)
+	withName, changed, err := m.desired(renewed, nil, false, false)
 	require.NoError(t, err)
 	assert.True(t, changed, "a missing name renews the certificate")
 	assert.Contains(t, certsIn(t, withName[tlsCertKey])[0].DNSNames, "other.ns.svc")
 
 	now = now.Add(60 * 24 * time.Hour) // the CA expires within RenewBefore
-	rolled, changed, err := m.desired(withName, false, false)
+	rolled, changed, err := m.desired(withName, nil, false, false)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	cas := certsIn(t, rolled[caCertKey])
@@ -73,7 +73,7 @@ func TestDesired(t *testing.T) {
 	assert.Equal(t, certsIn(t, withName[caCertKey])[0].Raw, cas[1].Raw)
 
 	now = now.Add(95 * 24 * time.Hour) // the first CA has expired, the second expires within RenewBefore
-	again, changed, err = m.desired(rolled, false, false)
+	again, changed, err = m.desired(rolled, nil, false, false)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Len(t, certsIn(t, again[caCertKey]), 2, "expired CAs leave the bundle, so it does not grow")
@@ -81,8 +81,33 @@ func TestDesired(t *testing.T) {
 
 func TestDesiredReplacesGarbage(t *testing.T) {
 	now := time.Now()
-	data, changed, err := testManager(&now).desired(map[string][]byte{caCertKey: []byte("junk"), tlsCertKey: []byte("junk")}, false, false)
+	data, changed, err := testManager(&now).desired(map[string][]byte{caCertKey: []byte("junk"), tlsCertKey: []byte("junk")}, nil, false, false)
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.NotEmpty(t, certsIn(t, data[tlsCertKey]))
+}
+
+// TestDesiredKeepsTheInjectedCAs: with the Secret gone, a new CA joins the
+// CAs the webhook configurations trust now, so that replicas still serving
+// certificates of those stay trusted; each CA once, expired ones dropped.
+func TestDesiredKeepsTheInjectedCAs(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := testManager(&now)
+	before, _, err := m.desired(nil, nil, false, false)
+	require.NoError(t, err)
+	injected := before[caCertKey]
+	after, changed, err := m.desired(nil, mergeBundles(injected, injected), false, false)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	cas := certsIn(t, after[caCertKey])
+	require.Len(t, cas, 2, "the new CA and the injected one, once")
+	assert.Equal(t, certsIn(t, injected)[0].Raw, cas[1].Raw)
+	served := certsIn(t, before[tlsCertKey])[0]
+	assert.True(t, trustedBy(after[caCertKey], served), "a replica still serving the old certificate is trusted")
+	assert.True(t, trustedBy(after[caCertKey], certsIn(t, after[tlsCertKey])[0]))
+
+	now = now.Add(200 * 24 * time.Hour) // past the injected CA's 100 days
+	later, _, err := m.desired(nil, injected, false, false)
+	require.NoError(t, err)
+	assert.Len(t, certsIn(t, later[caCertKey]), 1, "an expired CA is not kept")
 }

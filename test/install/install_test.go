@@ -13,7 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -21,6 +24,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/dev"
+	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/sandbox"
 	"github.com/serval-dev/serval/pkg/testenv"
 )
@@ -106,9 +110,16 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.NoError(t, sb.Client.Get(ctx, types.NamespacedName{Name: "inferenceservices.serving.serval.dev"}, crd))
 	assert.Contains(t, crd.Spec.Names.ShortNames, "upgradedisvc", "helm upgrade updated the CRD")
 
-	// Uninstall keeps the CRDs and every InferenceService.
+	// Uninstall keeps the CRDs and every InferenceService; of Serval's own
+	// objects, only the two docs/installation.md names stay, and its
+	// command removes them.
 	runHelm(t, sb, "uninstall", "serval", "--namespace", releaseNamespace, "--wait")
 	runHelm(t, sb, "uninstall", "serval-crds", "--wait")
+	assert.Equal(t, []string{"lease/serval-manager.serving.serval.dev", "secret/serval-webhook-certs"}, leftovers(t, sb, releaseNamespace),
+		"what helm uninstall leaves of Serval's")
+	require.NoError(t, sb.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "serval-webhook-certs"}}))
+	require.NoError(t, sb.Client.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: operator.LeaderElectionID}}))
+	assert.Empty(t, leftovers(t, sb, releaseNamespace), "nothing of Serval's is left after the documented command")
 	require.NoError(t, sb.Client.Get(ctx, types.NamespacedName{Name: "inferenceservices.serving.serval.dev"}, crd))
 	assert.Nil(t, crd.DeletionTimestamp, "the CRD stays")
 	left := &v1beta1.InferenceServiceList{}

@@ -168,7 +168,7 @@ func goldenCases() map[string]Inputs {
 		"runtime-version": {ISVC: isvcWith("pinned", runtimeVersion), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
 		"oci-modelcar": {ISVC: isvcWith("oci", modelSpec("sklearn", "oci://registry.example.com/models/iris:1.0")), Config: cfg,
 			Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},
-		"oci-native": {ISVC: isvcWith("oci-native", modelSpec("sklearn", "oci+native://registry.example.com/models/iris@sha256:0123456789abcdef")),
+		"oci-native": {ISVC: isvcWith("oci-native", modelSpec("sklearn", "oci+native://registry.example.com/models/iris@sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945")),
 			Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1), ImageVolumes: ImageVolumes{Supported: true}},
 		"oci-fetch": {ISVC: isvcWith("oci-fetch", modelSpec("sklearn", "oci+fetch://registry.example.com/models/iris:1.0")), Config: cfg,
 			Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)},

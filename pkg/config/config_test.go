@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +159,18 @@ func TestParseIstio(t *testing.T) {
 			assert.Equal(t, "knative-serving/knative-local-gateway", cfg.Ingress.LocalGateway.String())
 		})
 	}
+}
+
+func TestHostAndPathProblems(t *testing.T) {
+	long := strings.Repeat("a", 64)
+	assert.Empty(t, HostProblems("model-default.example.com"))
+	assert.Equal(t, []string{`the first label "` + long + `" is 64 characters, over the 63 a DNS label allows`}, HostProblems(long+".example.com"))
+	assert.Equal(t, []string{`the label "` + long + `" is 64 characters, over the 63 a DNS label allows`}, HostProblems("model."+long+".example.com"),
+		"a template may put the namespace in any label")
+	assert.NotEmpty(t, HostProblems(strings.Repeat("a.", 130)+"com"), "over 253 characters")
+
+	assert.Empty(t, PathProblems("/serving/default/model"))
+	assert.Equal(t, []string{"it does not start with /"}, PathProblems("serving/model"))
+	assert.Equal(t, []string{"it holds whitespace or a control character"}, PathProblems("/serving/a b"))
+	assert.Equal(t, []string{"it is 1025 characters, over the 1024 a route's path allows"}, PathProblems("/"+strings.Repeat("p", 1024)))
 }

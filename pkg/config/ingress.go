@@ -73,12 +73,40 @@ func (i *Ingress) Host(name, namespace string) (string, error) {
 }
 
 // HostProblems says why host is not a valid host name: a DNS-1123 subdomain
-// whose first label, the one the template fills, fits 63 characters; nil
-// when it is valid.
+// of at most 253 characters whose every label fits 63 (a template may put
+// the name or the namespace in any label); nil when it is valid.
 func HostProblems(host string) []string {
 	problems := validation.IsDNS1123Subdomain(host)
-	if label, _, _ := strings.Cut(host, "."); len(label) > validation.DNS1123LabelMaxLength {
-		problems = append(problems, fmt.Sprintf("the first label %q is %d characters, over the 63 a DNS label allows", label, len(label)))
+	for i, label := range strings.Split(host, ".") {
+		if len(label) <= validation.DNS1123LabelMaxLength {
+			continue
+		}
+		which := "the label"
+		if i == 0 {
+			which = "the first label"
+		}
+		problems = append(problems, fmt.Sprintf("%s %q is %d characters, over the 63 a DNS label allows", which, label, len(label)))
+	}
+	return problems
+}
+
+// MaxPathLength is the longest path a route may match: Gateway API's limit
+// for an HTTPRoute path match.
+const MaxPathLength = 1024
+
+// PathProblems says why path, rendered from ingress.pathTemplate, cannot be
+// a route's path prefix: it must start with "/", hold no whitespace or
+// control character and fit MaxPathLength; nil when it can.
+func PathProblems(path string) []string {
+	var problems []string
+	if !strings.HasPrefix(path, "/") {
+		problems = append(problems, "it does not start with /")
+	}
+	if strings.IndexFunc(path, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		problems = append(problems, "it holds whitespace or a control character")
+	}
+	if len(path) > MaxPathLength {
+		problems = append(problems, fmt.Sprintf("it is %d characters, over the %d a route's path allows", len(path), MaxPathLength))
 	}
 	return problems
 }

@@ -41,6 +41,9 @@ type Reconciler struct {
 	watches      *childwatch.Watches
 	credentials  *credentialsMemo
 	statusWrites statusWrites
+	// templateFailures counts the services whose hosts or paths the
+	// ingress templates cannot render validly.
+	templateFailures templateFailures
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
@@ -72,6 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
 			r.statusWrites.forget(req.NamespacedName)
+			r.templateFailures.record(req.NamespacedName, false)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -197,6 +197,51 @@ func TestConfigChangeRerenders(t *testing.T) {
 	})
 }
 
+// TestTemplateRendersInvalidHosts: a domainTemplate changed after the
+// InferenceServices exist, which renders hosts a route cannot take, gives
+// each affected service IngressReady False naming the template, the host
+// and the limit, and ConfigValid False with the count; fixing the template
+// clears both.
+func TestTemplateRendersInvalidHosts(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "host-sklearn", "sklearn-host")
+	createReadyISVC(t, ns, "hostlong-a", "sklearn-host")
+	createReadyISVC(t, ns, "hostlong-b", "sklearn-host")
+	// The name in the second label: the sample serval-config checks the
+	// template with ("model-predictor") fits, "hostlong-a-predictor" does
+	// not.
+	suffix := strings.Repeat("x", 45)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
+		Data: map[string]string{"ingress.domainTemplate": "{{ .Namespace }}.{{ .Name }}-" + suffix + ".{{ .IngressDomain }}"}}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	for _, name := range []string{"hostlong-a", "hostlong-b"} {
+		eventually(t, name+": the conditions naming the template, the host and the limit", func() bool {
+			isvc := getISVC(t, ns, name)
+			ingress, valid := cond(isvc, v1beta1.ConditionIngressReady), cond(isvc, v1beta1.ConditionConfigValid)
+			return ingress != nil && ingress.Status == metav1.ConditionFalse && ingress.Reason == v1beta1.ReasonInvalidHost &&
+				strings.Contains(ingress.Message, "ingress.domainTemplate renders the host") &&
+				strings.Contains(ingress.Message, `the label "`+name+"-predictor-"+suffix+`" is 66 characters, over the 63 a DNS label allows`) &&
+				valid != nil && valid.Status == metav1.ConditionFalse && valid.Reason == v1beta1.ReasonInvalidHost &&
+				strings.Contains(valid.Message, "ingress.domainTemplate renders an invalid host for ")
+		})
+	}
+	// Each service counts those found so far when it is reconciled: the
+	// later of the two counts both.
+	a := cond(getISVC(t, ns, "hostlong-a"), v1beta1.ConditionConfigValid).Message
+	b := cond(getISVC(t, ns, "hostlong-b"), v1beta1.ConditionConfigValid).Message
+	assert.True(t, strings.Contains(a, "for 2 InferenceService(s) so far") || strings.Contains(b, "for 2 InferenceService(s) so far"), "%s\n%s", a, b)
+
+	cm.Data = map[string]string{}
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	for _, name := range []string{"hostlong-a", "hostlong-b"} {
+		eventually(t, name+": the conditions cleared with the template fixed", func() bool {
+			isvc := getISVC(t, ns, name)
+			return cond(isvc, v1beta1.ConditionConfigValid) == nil && hasCondition(isvc, v1beta1.ConditionIngressReady, metav1.ConditionTrue, "")
+		})
+	}
+}
+
 // TestForeignWritersCauseNoRevertAndNoLoop: labels others add stay, and the
 // operator does not fight over them.
 func TestForeignWritersCauseNoRevertAndNoLoop(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
@@ -17,11 +19,16 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	clusterLocal := v1beta1.IsClusterLocal(s.isvc)
 	plan, err := ingress.MakePlan(owner.Of(s.isvc), clusterLocal, s.comps, &s.cfg.Ingress)
 	var hostErr *ingress.HostError
+	key := types.NamespacedName{Namespace: s.isvc.Namespace, Name: s.isvc.Name}
 	if errors.As(err, &hostErr) {
-		// Reported on IngressReady: the InferenceService is not routed.
+		// Reported on IngressReady: the InferenceService is not routed;
+		// and on ConfigValid, with how many services the template fails.
 		s.fail("", v1beta1.ReasonInvalidHost, hostErr.Error())
+		s.templateFailure = fmt.Sprintf("%s renders an invalid %s for %d InferenceService(s) so far, this one included: %s",
+			hostErr.Template, hostErrWhat(hostErr), r.templateFailures.record(key, true), hostErr.Error())
 		return nil
 	}
+	r.templateFailures.record(key, false)
 	if err != nil {
 		return fmt.Errorf("plan routes: %w", err)
 	}
@@ -51,4 +58,12 @@ func (r *Reconciler) observeRoutes(ctx context.Context, s *scope) error {
 	}
 	s.routes = readiness
 	return nil
+}
+
+// hostErrWhat is what a template rendered: a host or a path.
+func hostErrWhat(e *ingress.HostError) string {
+	if e.Template == "ingress.pathTemplate" {
+		return "path"
+	}
+	return "host"
 }

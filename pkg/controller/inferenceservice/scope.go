@@ -22,10 +22,13 @@ type scope struct {
 
 	cfg       *config.Config
 	cfgErrors []config.KeyError
-	mode      v1beta1.DeploymentMode
-	selection *runtime.Selection
-	comps     []*components.Component
-	objects   []apply.Object
+	// templateFailure says, for ConfigValid, that the ingress templates
+	// render an invalid host or path for this service, and for how many.
+	templateFailure string
+	mode            v1beta1.DeploymentMode
+	selection       *runtime.Selection
+	comps           []*components.Component
+	objects         []apply.Object
 	// producedBy names the component each workload object belongs to, by
 	// apply.Object.String(); routes belong to none.
 	producedBy map[string]v1beta1.ComponentType

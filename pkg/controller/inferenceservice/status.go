@@ -52,7 +52,7 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	removeAbsentComponents(&st, s.defaulted)
 	setReadyCondition(&st, s.defaulted, s.failure, gen)
 	setRuntime(&st, s)
-	setConfigValidCondition(&st, s.cfgErrors, gen)
+	setConfigValidCondition(&st, s.cfgErrors, s.templateFailure, gen)
 	if s.reconciled {
 		st.ObservedGeneration = gen
 	}
@@ -267,14 +267,18 @@ func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.Inferen
 }
 
 // setConfigValidCondition reports a rejected serval-config, naming each bad
-// key; the condition goes away once the config is fixed.
-func setConfigValidCondition(st *v1beta1.InferenceServiceStatus, errs []config.KeyError, gen int64) {
-	if len(errs) == 0 {
+// key, or an ingress template that renders an invalid host or path for
+// this service (templateFailure); the condition goes away once fixed.
+func setConfigValidCondition(st *v1beta1.InferenceServiceStatus, errs []config.KeyError, templateFailure string, gen int64) {
+	switch {
+	case len(errs) > 0:
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionConfigValid, false, v1beta1.ReasonInvalidConfig,
+			"the last good configuration is in force: "+config.Describe(errs), gen))
+	case templateFailure != "":
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionConfigValid, false, v1beta1.ReasonInvalidHost, templateFailure, gen))
+	default:
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionConfigValid)
-		return
 	}
-	meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionConfigValid, false, v1beta1.ReasonInvalidConfig,
-		"the last good configuration is in force: "+config.Describe(errs), gen))
 }
 
 // setRuntime records the chosen runtime and protocol.

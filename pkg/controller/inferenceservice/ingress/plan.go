@@ -106,17 +106,27 @@ func componentRoute(c *components.Component, external bool, cfg *config.Ingress)
 	return r, nil
 }
 
-// HostError is a host the domain template renders for this InferenceService
-// that is not a valid host name (a long name in a long namespace, say).
+// HostError is a host the domain template (or a path the path template)
+// renders for this owner that a route cannot take (a long name in a long
+// namespace, say).
 type HostError struct {
+	// Template is the serval-config key: ingress.domainTemplate or
+	// ingress.pathTemplate.
+	Template string
+	// Host is what it rendered: a host, or a path.
 	Host     string
 	Problems []string
 }
 
-// Error names the rendered host, why it is invalid and how to fix it.
+// Error names the template, what it rendered, why that is invalid (with the
+// limit) and how to fix it.
 func (e *HostError) Error() string {
-	return fmt.Sprintf("ingress.domainTemplate renders the host %q, which is not a valid host name: %s; shorten the name or the namespace, or change the template",
-		e.Host, strings.Join(e.Problems, "; "))
+	what := "host"
+	if e.Template == "ingress.pathTemplate" {
+		what = "path"
+	}
+	return fmt.Sprintf("%s renders the %s %q, which is not a valid %s: %s; shorten the name or the namespace, or change the template",
+		e.Template, what, e.Host, what, strings.Join(e.Problems, "; "))
 }
 
 // renderHost renders the domain template for name and checks the host.
@@ -126,7 +136,7 @@ func renderHost(cfg *config.Ingress, name, namespace string) (string, error) {
 		return "", fmt.Errorf("render ingress.domainTemplate for %s: %w", name, err)
 	}
 	if problems := config.HostProblems(host); len(problems) > 0 {
-		return "", &HostError{Host: host, Problems: problems}
+		return "", &HostError{Template: "ingress.domainTemplate", Host: host, Problems: problems}
 	}
 	return host, nil
 }
@@ -170,6 +180,9 @@ func topRoute(o owner.Ref, component v1beta1.ComponentType, service string, time
 	path, err := cfg.Path(o.Name, o.Namespace)
 	if err != nil {
 		return Route{}, fmt.Errorf("render ingress.pathTemplate: %w", err)
+	}
+	if problems := config.PathProblems(path); path != "" && len(problems) > 0 {
+		return Route{}, &HostError{Template: "ingress.pathTemplate", Host: path, Problems: problems}
 	}
 	clusterHost := ClusterHost(service, o.Namespace)
 	r := Route{Component: component, Host: host, Service: service, TimeoutSeconds: timeoutSeconds,

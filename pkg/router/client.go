@@ -105,7 +105,7 @@ func (r *reply) bytes() ([]byte, error) {
 		return r.body, nil
 	}
 	defer r.stream.Close()
-	data, _, err := readCapped(r.stream, r.length, maxInt64, "the step's response")
+	data, err := readCapped(r.stream, r.length, maxInt64, "the step's response", nil)
 	r.stream, r.body = nil, data
 	return data, err
 }
@@ -152,7 +152,7 @@ func (u *upstream) call(ctx context.Context, in *input, header http.Header, stre
 		return rep, nil
 	}
 	defer rb.Close()
-	rep.body, _, err = readCapped(rb, resp.ContentLength, c.maxResponse, "the step's response")
+	rep.body, err = readCapped(rb, resp.ContentLength, c.maxResponse, "the step's response", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -67,14 +67,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
 	// A small body of known length is read first even when the root could
 	// stream it: a step's request then leaves in one write, headers and
 	// body together, where a stream costs a write for each.
-	if h.graph.root.streams && (r.ContentLength < 0 || r.ContentLength > pooledSize) {
+	if h.graph.root.streams && (r.ContentLength < 0 || r.ContentLength > smallBodyBytes) {
 		if r.ContentLength > h.o.MaxRequestBodyBytes {
 			return h.fail(w, &Error{Status: http.StatusRequestEntityTooLarge, Message: body.tooLarge(h.o.MaxRequestBodyBytes).Error()})
 		}
 		in.stream, in.length = body, r.ContentLength
 	} else {
-		data, release, err := readCapped(body, r.ContentLength, h.o.MaxRequestBodyBytes, "the request body")
-		defer release()
+		// Not into a pooled buffer: net/http's Transport may still read a
+		// step's request body after the step answered, so a buffer given
+		// back when this request ends could be sent as part of another's.
+		data, err := readCapped(body, r.ContentLength, h.o.MaxRequestBodyBytes, "the request body", nil)
 		if err != nil {
 			return h.fail(w, body.failure(err, h.o.MaxRequestBodyBytes))
 		}

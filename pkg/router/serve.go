@@ -35,8 +35,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && h.health(w, r.URL.Path) {
 		return
 	}
-	start := time.Now()
-	h.metrics.request(start, h.serve(w, r))
+	h.serve(w, r, time.Now())
 }
 
 // health answers the health checks, GET /readyz and GET /livez; it reports
@@ -53,9 +52,9 @@ func (h *Handler) health(w http.ResponseWriter, path string) bool {
 	return true
 }
 
-// serve routes one request through the graph, writes the answer and
-// returns its status.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
+// serve routes one request, which arrived at start, through the graph,
+// and writes and counts the answer.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, start time.Time) {
 	ctx := r.Context()
 	if h.graph.timeout > 0 {
 		var cancel context.CancelFunc
@@ -69,7 +68,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
 	// body together, where a stream costs a write for each.
 	if h.graph.root.streams && (r.ContentLength < 0 || r.ContentLength > smallBodyBytes) {
 		if r.ContentLength > h.o.MaxRequestBodyBytes {
-			return h.fail(w, &Error{Status: http.StatusRequestEntityTooLarge, Message: body.tooLarge(h.o.MaxRequestBodyBytes).Error()})
+			h.fail(w, start, &Error{Status: http.StatusRequestEntityTooLarge, Message: body.tooLarge(h.o.MaxRequestBodyBytes).Error()})
+			return
 		}
 		in.stream, in.length = body, r.ContentLength
 	} else {
@@ -78,7 +78,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
 		// back when this request ends could be sent as part of another's.
 		data, err := readCapped(body, r.ContentLength, h.o.MaxRequestBodyBytes, "the request body", nil)
 		if err != nil {
-			return h.fail(w, body.failure(err, h.o.MaxRequestBodyBytes))
+			h.fail(w, start, body.failure(err, h.o.MaxRequestBodyBytes))
+			return
 		}
 		in.body = data
 	}
@@ -89,24 +90,28 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) int {
 		if rep != nil && rep.stream != nil {
 			_ = rep.stream.Close()
 		}
-		return h.fail(w, body.failure(body.err, h.o.MaxRequestBodyBytes))
+		h.fail(w, start, body.failure(body.err, h.o.MaxRequestBodyBytes))
+		return
 	}
 	if err != nil {
-		return h.fail(w, asError(err))
+		h.fail(w, start, asError(err))
+		return
 	}
+	// Counted as its headers go: a streamed body that fails after them
+	// cuts the connection (see writeReply), and is counted all the same.
+	h.metrics.request(start, rep.status)
 	writeReply(w, rep)
-	return rep.status
 }
 
-// fail answers e and returns its status.
-func (h *Handler) fail(w http.ResponseWriter, e *Error) int {
+// fail answers e, and counts it.
+func (h *Handler) fail(w http.ResponseWriter, start time.Time, e *Error) {
 	body := e.JSON()
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonContentType
 	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
-	return e.Status
+	h.metrics.request(start, e.Status)
 }
 
 // writeReply writes a step's reply as the response, with its length when

@@ -131,12 +131,7 @@ func startRouter(t testing.TB, spec *v1alpha1.InferenceGraphSpec, o router.Optio
 	}
 	g, err := router.Compile(spec, o, nil)
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := router.NewServer(router.NewHandler(g, o, nil), l, discard)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return ln.Addr().String()
+	return listen(t, router.NewHandler(g, o, nil), l)
 }
 
 func oneStep(typ v1alpha1.InferenceRouterType, u string) *v1alpha1.InferenceGraphSpec {

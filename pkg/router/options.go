@@ -29,7 +29,7 @@ type Options struct {
 	// MaxResponseBodyBytes caps a step's response body; a larger one fails
 	// the step (502).
 	MaxResponseBodyBytes int64
-	// MaxDepth is the longest chain of nodes a request may pass; MaxSteps
+	// MaxDepth is the longest chain of nodes a request may pass; MaxStepCalls
 	// the most calls to services one request may make. Admission refuses
 	// graphs over the same limits; the router enforces them as it runs.
 	MaxDepth, MaxStepCalls int

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -113,12 +112,19 @@ type server struct{ URL string }
 // start serves h with the router's own server, as cmd/router does.
 func start(t testing.TB, h *router.Handler) *server {
 	t.Helper()
+	return &server{URL: "http://" + listen(t, h, router.ServerLimits{})}
+}
+
+// listen serves h with the router's own server and limits on a loopback
+// port, and returns its address.
+func listen(t testing.TB, h *router.Handler, l router.ServerLimits) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := router.NewServer(h, router.ServerLimits{}, slog.New(slog.DiscardHandler))
+	srv := router.NewServer(h, l, discard)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return &server{URL: "http://" + ln.Addr().String()}
+	return ln.Addr().String()
 }
 
 func post(t *testing.T, u, body string, hdr ...string) (int, string) {
@@ -411,15 +417,11 @@ func TestH2C(t *testing.T) {
 	g, err := router.Compile(graph(map[string]v1alpha1.InferenceRouter{"root": {RouterType: v1alpha1.Sequence,
 		Steps: []v1alpha1.InferenceStep{url(b.URL)}}}), router.Options{}, m)
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := router.NewServer(router.NewHandler(g, router.Options{}, m), router.ServerLimits{}, slog.New(slog.DiscardHandler))
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := start(t, router.NewHandler(g, router.Options{}, m))
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	client := &http.Client{Transport: &http.Transport{Protocols: &p}}
-	resp, err := client.Post("http://"+ln.Addr().String(), "application/json", strings.NewReader(`{"x":1}`))
+	resp, err := client.Post(srv.URL, "application/json", strings.NewReader(`{"x":1}`))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)

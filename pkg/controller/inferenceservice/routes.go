@@ -25,7 +25,7 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 		// and on ConfigValid, with how many services the template fails.
 		s.fail("", v1beta1.ReasonInvalidHost, hostErr.Error())
 		s.templateFailure = fmt.Sprintf("%s renders an invalid %s for %d InferenceService(s) so far, this one included: %s",
-			hostErr.Template, hostErrWhat(hostErr), r.templateFailures.record(key, true), hostErr.Error())
+			hostErr.Template, hostErr.What(), r.templateFailures.record(key, true), hostErr.Error())
 		return nil
 	}
 	r.templateFailures.record(key, false)
@@ -58,12 +58,4 @@ func (r *Reconciler) observeRoutes(ctx context.Context, s *scope) error {
 	}
 	s.routes = readiness
 	return nil
-}
-
-// hostErrWhat is what a template rendered: a host or a path.
-func hostErrWhat(e *ingress.HostError) string {
-	if e.Template == "ingress.pathTemplate" {
-		return "path"
-	}
-	return "host"
 }

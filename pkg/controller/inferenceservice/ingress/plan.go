@@ -118,13 +118,18 @@ type HostError struct {
 	Problems []string
 }
 
+// What is what the template rendered: "host", or "path".
+func (e *HostError) What() string {
+	if e.Template == "ingress.pathTemplate" {
+		return "path"
+	}
+	return "host"
+}
+
 // Error names the template, what it rendered, why that is invalid (with the
 // limit) and how to fix it.
 func (e *HostError) Error() string {
-	what := "host"
-	if e.Template == "ingress.pathTemplate" {
-		what = "path"
-	}
+	what := e.What()
 	return fmt.Sprintf("%s renders the %s %q, which is not a valid %s: %s; shorten the name or the namespace, or change the template",
 		e.Template, what, e.Host, what, strings.Join(e.Problems, "; "))
 }

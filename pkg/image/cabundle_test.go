@@ -50,7 +50,7 @@ func TestCABundleVerifiesSteps(t *testing.T) {
 	img, err := Build(Options{Binaries: map[string]string{"/router": routerBin}, Entrypoint: []string{"/router"},
 		Version: "v9.9.9-test", OS: "linux", Architecture: runtime.GOARCH, CABundle: bundle})
 	require.NoError(t, err)
-	files := extract(t, img, dir, "router", CABundlePath[1:])
+	files, _ := extract(t, img, dir, "router", CABundlePath[1:])
 	inImage, err := os.ReadFile(files[CABundlePath[1:]])
 	require.NoError(t, err)
 	assert.Contains(t, string(inImage), string(caPEM), "the test CA is in the image's bundle")
@@ -95,8 +95,8 @@ func testCA(t *testing.T) ([]byte, tls.Certificate) {
 }
 
 // extract writes the named files of the image's layer into dir and
-// returns their paths by name.
-func extract(t *testing.T, img v1.Image, dir string, names ...string) map[string]string {
+// returns their paths by name, and the mode of every entry of the layer.
+func extract(t *testing.T, img v1.Image, dir string, names ...string) (map[string]string, map[string]int64) {
 	t.Helper()
 	layers, err := img.Layers()
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func extract(t *testing.T, img v1.Image, dir string, names ...string) map[string
 	for _, n := range names {
 		want[n] = true
 	}
-	out := map[string]string{}
+	out, modes := map[string]string{}, map[string]int64{}
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
@@ -116,6 +116,7 @@ func extract(t *testing.T, img v1.Image, dir string, names ...string) map[string
 			break
 		}
 		require.NoError(t, err)
+		modes[h.Name] = h.Mode
 		if !want[h.Name] {
 			continue
 		}
@@ -131,7 +132,7 @@ func extract(t *testing.T, img v1.Image, dir string, names ...string) map[string
 	for _, n := range names {
 		require.Contains(t, out, n, "the image's layer holds %s", n)
 	}
-	return out
+	return out, modes
 }
 
 // callThroughRouter runs the router binary over a one-step graph to step,

@@ -1,9 +1,6 @@
 package image
 
 import (
-	"archive/tar"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -68,30 +65,8 @@ func TestImage(t *testing.T) {
 	assert.Equal(t, ref, manifest.Manifests[0].Annotations["org.opencontainers.image.ref.name"])
 
 	// The binary, as the image holds it, runs and knows its version.
-	layers, err := img.Layers()
-	require.NoError(t, err)
-	require.Len(t, layers, 1)
-	rc, err := layers[0].Uncompressed()
-	require.NoError(t, err)
-	defer rc.Close()
-	extracted := filepath.Join(dir, "from-image")
-	tr := tar.NewReader(rc)
-	found := map[string]int64{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		found[h.Name] = h.Mode
-		if h.Name == "manager" {
-			f, err := os.OpenFile(extracted, os.O_CREATE|os.O_WRONLY, 0o755)
-			require.NoError(t, err)
-			_, err = io.Copy(f, tr)
-			require.NoError(t, err)
-			require.NoError(t, f.Close())
-		}
-	}
+	files, found := extract(t, img, dir, "manager")
+	extracted := files["manager"]
 	assert.Equal(t, int64(0o1777), found["tmp/"], "a writable /tmp")
 	assert.Contains(t, found, "etc/passwd")
 	out, err := exec.Command(extracted, "--version").CombinedOutput()

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/requestmetrics"

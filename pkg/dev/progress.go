@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 // runSample applies config/samples/<name>.yaml and follows its

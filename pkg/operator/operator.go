@@ -34,7 +34,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
+	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 	"github.com/serval-dev/serval/pkg/webhook/certs"

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
 )
 
 // Watches watches a fixed list of child kinds from one cache, mapping each

@@ -20,12 +20,12 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/workload"
+	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
 // Reconciler reconciles InferenceGraphs.

@@ -13,8 +13,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/owner"
 )
 
 // RouterComponent is the component type of a graph's router, on its

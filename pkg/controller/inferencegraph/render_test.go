@@ -17,7 +17,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferencegraph"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 func sampleGraph(annotations map[string]string) *v1alpha1.InferenceGraph {

@@ -23,8 +23,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // serviceIndex indexes graphs by the InferenceServices they name.

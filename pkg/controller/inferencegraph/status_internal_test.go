@@ -8,8 +8,8 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress/kubeingress"
+	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/ingress/kubeingress"
 )
 
 // TestEveryConditionHasAReason: a reconcile that stopped before it read

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // observe reads each component's workload state and the routes' readiness.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
 	"github.com/serval-dev/serval/pkg/storage"
 )

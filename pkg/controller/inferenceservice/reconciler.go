@@ -17,7 +17,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload/knative"
+	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
 // Reconciler reconciles InferenceServices.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 

@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/owner"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
+	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 // planRoutes computes the plan, chooses the router once and renders its

@@ -22,9 +22,9 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/kinds"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/registry"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // SetupWithManager registers the reconciler, its field index and its watches.

@@ -10,9 +10,9 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/components"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/ingress"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice/workload"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // componentConditions maps each component to its readiness condition.

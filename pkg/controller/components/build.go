@@ -1,0 +1,156 @@
+package components
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/runtime"
+)
+
+// Inputs is everything Build needs, already fetched by the caller.
+type Inputs struct {
+	// ISVC is the InferenceService as read; Build does not modify it.
+	ISVC   *v1beta1.InferenceService
+	Config *config.Config
+	// Mode is the deployment mode in force, decided once by the caller (it is
+	// sticky once deployed); derived from the annotation and config when empty.
+	Mode v1beta1.DeploymentMode
+	// Runtime is the selection for a model predictor; nil for custom ones.
+	Runtime *runtime.Selection
+	// ServiceAccountSecrets are the Secrets attached to each ServiceAccount the
+	// components use, by ServiceAccount name ("default" when unset).
+	ServiceAccountSecrets map[string][]corev1.Secret
+	// StorageConfig is the storage-config Secret, read when the model is
+	// given as storage: {key, path} without storageUri; nil otherwise.
+	StorageConfig *StorageConfig
+	// ImageVolumes says whether the cluster mounts images as volumes, for
+	// OCI models in the native mode; read only then.
+	ImageVolumes ImageVolumes
+}
+
+// ImageVolumes is whether the cluster supports image volumes, and if not,
+// why (its version, its feature gate).
+type ImageVolumes struct {
+	Supported bool
+	Why       string
+}
+
+// StorageConfig is a storage-config Secret: its name, and its data, nil
+// when it does not exist.
+type StorageConfig struct {
+	Name string
+	Data map[string][]byte
+}
+
+// RuntimeRequest returns what runtime selection needs for the predictor, or
+// nil when the predictor has no model (custom containers). isvc must be
+// defaulted.
+func RuntimeRequest(isvc *v1beta1.InferenceService) *runtime.Request {
+	model := isvc.Spec.Predictor.Model
+	if model == nil {
+		return nil
+	}
+	req := &runtime.Request{ModelFormat: model.ModelFormat, Protocol: model.ProtocolVersion}
+	if model.Runtime != nil {
+		req.Runtime = *model.Runtime
+	}
+	return req
+}
+
+// Build resolves every component of the InferenceService, predictor first.
+func Build(in Inputs) ([]*Component, error) {
+	isvc := in.ISVC.DeepCopy()
+	// The same defaulting as the webhook, in memory only: the reconciler never
+	// writes the InferenceService's spec.
+	v1beta1.Default(isvc)
+	applyServerDefaults(isvc, in.Runtime)
+	mode := in.Mode
+	if mode == "" {
+		mode = v1beta1.DeploymentModeOf(isvc, in.Config.DefaultDeploymentMode)
+	}
+	var out []*Component
+	for _, t := range isvc.Spec.Components() {
+		c := &Component{
+			Type:                      t,
+			Name:                      v1beta1.ChildName(isvc.Name, t),
+			Owner:                     owner.Of(in.ISVC),
+			ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
+			PreviousRolledOutRevision: in.ISVC.Status.Components[t].LatestRolledoutRevision,
+			Selector:                  map[string]string{v1beta1.InferenceServiceLabel: isvc.Name, v1beta1.ComponentLabel: string(t)},
+			Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
+			Mode:                      mode,
+			AutoscalerClass:           v1beta1.AutoscalerClassOf(isvc, mode),
+		}
+		var err error
+		if t == v1beta1.PredictorComponent {
+			err = buildPredictor(c, isvc, in)
+		} else {
+			err = buildAuxiliary(c, isvc, in.Config)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.Ports = portsOf(c.Pod.Containers[0])
+		if err := addAgent(c, isvc, in.Config); err != nil {
+			return nil, err
+		}
+		c.Labels, c.Annotations = metadataFor(c, isvc)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// buildAuxiliary resolves a transformer or explainer: its containers, with the
+// predictor's address passed the way KServe does, so KServe images work.
+func buildAuxiliary(c *Component, isvc *v1beta1.InferenceService, cfg *config.Config) error {
+	pod := isvc.Spec.Pod(c.Type).ToCore()
+	c.Pod = *pod.DeepCopy()
+	if len(c.Pod.Containers) == 0 {
+		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, "a " + string(c.Type) + " needs at least one container"}
+	}
+	first := &c.Pod.Containers[0]
+	predictorHost := v1beta1.ChildName(isvc.Name, v1beta1.PredictorComponent) + "." + isvc.Namespace
+	first.Args = appendArgIfMissing(first.Args, "--model_name", isvc.Name)
+	first.Args = appendArgIfMissing(first.Args, "--predictor_host", predictorHost)
+	first.Args = appendArgIfMissing(first.Args, "--http_port", "8080")
+	defaultResources(first, cfg)
+	return nil
+}
+
+// appendArgIfMissing appends "flag value" unless flag is already given, as
+// "flag value" or "flag=value".
+func appendArgIfMissing(args []string, flag, value string) []string {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return args
+		}
+	}
+	return append(args, flag, value)
+}
+
+// defaultResources sets the config's default resources on a container that
+// has none.
+func defaultResources(c *corev1.Container, cfg *config.Config) {
+	if len(c.Resources.Requests) == 0 && len(c.Resources.Limits) == 0 {
+		c.Resources = *cfg.DefaultResources.DeepCopy()
+	}
+}
+
+// portsOf lists a container's ports, recognising gRPC ones by name; a
+// container with no ports serves HTTP on the default port.
+func portsOf(c corev1.Container) []Port {
+	if len(c.Ports) == 0 {
+		return []Port{{Name: "http", ContainerPort: DefaultServingPort}}
+	}
+	ports := make([]Port, 0, len(c.Ports))
+	for _, p := range c.Ports {
+		name := strings.ToLower(p.Name)
+		ports = append(ports, Port{Name: p.Name, ContainerPort: p.ContainerPort,
+			GRPC: name == "h2c" || strings.HasPrefix(name, "grpc")})
+	}
+	return ports
+}

@@ -1,0 +1,111 @@
+package components
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/runtime"
+)
+
+// DefaultServingPort is the model server's port when its container lists none.
+const DefaultServingPort int32 = 8080
+
+// Component is one resolved part of an InferenceService.
+type Component struct {
+	Type v1beta1.ComponentType
+	// Name of the component's Deployment, Service, HPA or Knative Service.
+	Name string
+	// Owner is the InferenceService the component belongs to; its objects
+	// live in the owner's namespace and carry its owner reference.
+	Owner owner.Ref
+	// ClusterLocal keeps the component off the external routes.
+	ClusterLocal bool
+	// PreviousRolledOutRevision is the Knative revision that last took all
+	// traffic (from status), which a canary splits traffic with.
+	PreviousRolledOutRevision string
+	// Selector selects the component's pods; it never changes for the life
+	// of the workload (a Deployment's selector is immutable).
+	Selector map[string]string
+	// Labels and Annotations go on the component's objects and pods.
+	Labels      map[string]string
+	Annotations map[string]string
+	// Pod is the complete pod spec.
+	Pod corev1.PodSpec
+	// Extension holds the scaling, timeout and rollout settings.
+	Extension v1beta1.ComponentExtensionSpec
+	// Mode and AutoscalerClass are in effect for the component.
+	Mode            v1beta1.DeploymentMode
+	AutoscalerClass v1beta1.AutoscalerClass
+	// Ports are the serving container's ports; the first serves HTTP.
+	Ports []Port
+	// Runtime is the chosen runtime of a model predictor; nil otherwise.
+	Runtime *runtime.Selection
+	// OwnerLabel is the label of Selector that names the owner; "" means
+	// the InferenceService label.
+	OwnerLabel string
+	// AgentPort is the port of the logger and batcher sidecar in front of
+	// the model server, which then has no readiness probe of its own (the
+	// agent runs it); 0 when there is none.
+	AgentPort int32
+}
+
+// TargetPort is where the component's Service sends requests: the agent
+// when there is one, else the serving port.
+func (c *Component) TargetPort() int32 {
+	if c.AgentPort != 0 {
+		return c.AgentPort
+	}
+	return c.ServingPort()
+}
+
+// OwnerName is the owner's name as Selector has it: the value the cache's
+// owner index holds for the component's pods.
+func (c *Component) OwnerName() string {
+	if c.OwnerLabel == "" {
+		return c.Selector[v1beta1.InferenceServiceLabel]
+	}
+	return c.Selector[c.OwnerLabel]
+}
+
+// Port is a port the component serves on.
+type Port struct {
+	Name          string `json:"name"`
+	ContainerPort int32  `json:"containerPort"`
+	// GRPC marks an HTTP/2 cleartext (gRPC) port.
+	GRPC bool `json:"grpc,omitempty"`
+}
+
+// ServingPort is the port the Service's port 80 forwards to.
+func (c *Component) ServingPort() int32 {
+	for _, p := range c.Ports {
+		if !p.GRPC {
+			return p.ContainerPort
+		}
+	}
+	if len(c.Ports) > 0 {
+		return c.Ports[0].ContainerPort
+	}
+	return DefaultServingPort
+}
+
+// Namespace is the InferenceService's namespace.
+func (c *Component) Namespace() string { return c.Owner.Namespace }
+
+// Key is the name and namespace of the component's objects.
+func (c *Component) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: c.Owner.Namespace, Name: c.Name}
+}
+
+// BuildError is a component that cannot be built as specified.
+type BuildError struct {
+	Component v1beta1.ComponentType
+	Reason    v1beta1.FailureReason
+	Message   string
+}
+
+// Error is the component followed by what kept it from being built.
+func (e *BuildError) Error() string {
+	return string(e.Component) + ": " + e.Message
+}

@@ -1,0 +1,69 @@
+package standard
+
+import (
+	"fmt"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/components"
+)
+
+// DefaultCPUUtilization is the HPA's CPU target when scaleTarget is unset.
+const DefaultCPUUtilization int32 = 80
+
+// WantsHPA reports whether c gets an HPA: autoscalerClass hpa (the default).
+func WantsHPA(c *components.Component) bool {
+	return c.AutoscalerClass == v1beta1.AutoscalerHPA
+}
+
+// MakeHPA returns the HorizontalPodAutoscaler of c, scaling its Deployment
+// between minReplicas and maxReplicas (at least minReplicas) on cpu or memory.
+func MakeHPA(c *components.Component) *autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration {
+	minR := minReplicas(c)
+	if minR < 1 {
+		minR = 1 // validation rejects 0 under an HPA; stay valid regardless
+	}
+	maxR := c.Extension.MaxReplicas
+	if maxR < minR {
+		maxR = minR
+	}
+	return autoscalingv2ac.HorizontalPodAutoscaler(c.Name, c.Namespace()).
+		WithLabels(c.Labels).
+		WithOwnerReferences(c.Owner.Reference()).
+		WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().
+			WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().
+				WithAPIVersion("apps/v1").WithKind("Deployment").WithName(c.Name)).
+			WithMinReplicas(minR).
+			WithMaxReplicas(maxR).
+			WithMetrics(metric(c)))
+}
+
+// metric is the HPA metric: cpu (default) or memory, as utilization (%) or as
+// an average value (millicores for cpu, MiB for memory).
+func metric(c *components.Component) *autoscalingv2ac.MetricSpecApplyConfiguration {
+	name := corev1.ResourceCPU
+	if m := c.Extension.ScaleMetric; m != nil && *m == v1beta1.ScaleMetricMemory {
+		name = corev1.ResourceMemory
+	}
+	target := autoscalingv2ac.MetricTarget()
+	value := DefaultCPUUtilization
+	if c.Extension.ScaleTarget != nil {
+		value = *c.Extension.ScaleTarget
+	}
+	if t := c.Extension.ScaleMetricType; t != nil && *t == v1beta1.AverageValueMetricType {
+		unit := "m"
+		if name == corev1.ResourceMemory {
+			unit = "Mi"
+		}
+		target.WithType(autoscalingv2.AverageValueMetricType).WithAverageValue(resource.MustParse(fmt.Sprintf("%d%s", value, unit)))
+	} else {
+		target.WithType(autoscalingv2.UtilizationMetricType).WithAverageUtilization(value)
+	}
+	return autoscalingv2ac.MetricSpec().
+		WithType(autoscalingv2.ResourceMetricSourceType).
+		WithResource(autoscalingv2ac.ResourceMetricSource().WithName(name).WithTarget(target))
+}

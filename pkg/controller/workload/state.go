@@ -1,0 +1,91 @@
+package workload
+
+import (
+	"context"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/components"
+)
+
+// State is what the status needs to know of a component's running workload,
+// whatever the mode.
+type State struct {
+	// Available: the component serves requests.
+	Available bool
+	// NotAvailableMessage says why not.
+	NotAvailableMessage string
+	// RolledOut: the latest spec serves all traffic.
+	RolledOut bool
+	// RolloutFailed: the rollout cannot finish on its own (a failing pod, a
+	// deadline passed); RolloutMessage says why.
+	RolloutFailed  bool
+	RolloutMessage string
+	// Problem is the first failing container among the component's pods.
+	Problem *PodProblem
+	// Loading: some pod is initialising or starting.
+	Loading bool
+	// URL is the workload's own URL (Knative), or "".
+	URL string
+	// Revisions are Knative's revision names and traffic; empty in Standard mode.
+	LatestReadyRevision, LatestCreatedRevision string
+	Traffic                                    []v1beta1.TrafficTarget
+}
+
+// OwnerIndex is the cache index of pods and children by the
+// InferenceService they belong to (its label). A list by label alone scans
+// every object of the namespace: with a thousand InferenceServices in one
+// namespace, that scan was most of the manager's CPU.
+const OwnerIndex = "serving.serval.dev/inferenceservice"
+
+// OwnerIndexValue is an object's OwnerIndex value: its InferenceService,
+// or, for a graph's router, its InferenceGraph (those live in a cache of
+// their own).
+func OwnerIndexValue(obj client.Object) []string {
+	if name, ok := obj.GetLabels()[v1beta1.InferenceServiceLabel]; ok {
+		return []string{name}
+	}
+	if name, ok := obj.GetLabels()[v1alpha1.InferenceGraphLabel]; ok {
+		return []string{name}
+	}
+	return nil
+}
+
+// ListPods returns the component's pods, newest first. r must be the
+// manager's cache, which has OwnerIndex.
+func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels(c.Selector),
+		client.MatchingFields{OwnerIndex: c.OwnerName()}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(pods.Items, func(i, j int) bool {
+		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
+	})
+	return pods.Items, nil
+}
+
+// UnstructuredCondition reads condition t of an Unstructured object's
+// status (a Knative Service, a KEDA ScaledObject): whether it is True, and
+// its reason and message; what names the object in the message of a
+// condition not reported yet.
+func UnstructuredCondition(status map[string]any, t, what string) (bool, string) {
+	conds, _, _ := unstructured.NestedSlice(status, "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != t {
+			continue
+		}
+		msg, _ := m["message"].(string)
+		if reason, _ := m["reason"].(string); reason != "" && msg != "" {
+			msg = reason + ": " + msg
+		}
+		return m["status"] == string(corev1.ConditionTrue), msg
+	}
+	return false, what + " has not reported " + t
+}

@@ -69,8 +69,11 @@ type ConflictError struct {
 }
 
 // Error names the object, its controller and what the user can do.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%s exists and is not controlled by this InferenceService (controller: %s); delete or rename it", e.Object, e.Owner)
+func (e *ConflictError) Error() string { return e.For("owner") }
+
+// For is Error naming the kind of owner that wanted the object.
+func (e *ConflictError) For(ownerKind string) string {
+	return fmt.Sprintf("%s exists and is not controlled by this %s (controller: %s); delete or rename it", e.Object, ownerKind, e.Owner)
 }
 
 // Result is what one Apply did.

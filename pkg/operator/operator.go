@@ -34,6 +34,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
@@ -180,8 +181,7 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// labelExists selects the objects that carry a label, whatever its value:
-// the objects Serval labelled as an InferenceService's, or a graph's.
+// labelExists selects the objects that carry a label, whatever its value.
 func labelExists(label string) labels.Selector {
 	req, err := labels.NewRequirement(label, selection.Exists, nil)
 	if err != nil {
@@ -191,8 +191,9 @@ func labelExists(label string) labels.Selector {
 }
 
 // cacheOptions keeps the cache lean. By default an informer holds only the
-// objects with Serval's label: so it is for every child kind of the
-// registry and for Pods, including optional kinds whose CRD appears after the
+// objects with Serval's component label, which every owner kind's children
+// and pods carry: so it is for every child kind of the registry and for
+// Pods, one informer per kind for all owner kinds, including optional kinds whose CRD appears after the
 // start. Serval's own kinds and the CRDs are cached whole (but for the
 // managedFields and kubectl's copy of an InferenceService's or graph's
 // spec, see leanObject); ConfigMaps only in the manager's namespace
@@ -211,7 +212,9 @@ func cacheOptions(o Options) cache.Options {
 		DefaultTransform: leanTransform,
 		// Why an informer cannot list is kept for Run's error.
 		DefaultWatchErrorHandler: o.listErrors.handler,
-		DefaultLabelSelector:     labelExists(v1beta1.InferenceServiceLabel),
+		// Every child of every owner kind, and every pod of theirs, carries
+		// the component label.
+		DefaultLabelSelector: labelExists(v1beta1.ComponentLabel),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1beta1.InferenceService{}:       everything,
 			&v1alpha1.ServingRuntime{}:        everything,
@@ -390,6 +393,9 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		}
 		return v.GitVersion, nil
 	}}
+	if err := pipeline.IndexChildren(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the InferenceService controller: %w", err)
 	}

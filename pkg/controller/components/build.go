@@ -30,6 +30,9 @@ type Inputs struct {
 	// ImageVolumes says whether the cluster mounts images as volumes, for
 	// OCI models in the native mode; read only then.
 	ImageVolumes ImageVolumes
+	// PreviousRolledOutRevisions are the components' last rolled-out
+	// revisions, as the owner's status remembers them (Knative mode).
+	PreviousRolledOutRevisions map[v1beta1.ComponentType]string
 }
 
 // ImageVolumes is whether the cluster supports image volumes, and if not,
@@ -79,7 +82,7 @@ func Build(in Inputs) ([]*Component, error) {
 			Name:                      v1beta1.ChildName(isvc.Name, t),
 			Owner:                     owner.Of(in.ISVC),
 			ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
-			PreviousRolledOutRevision: in.ISVC.Status.Components[t].LatestRolledoutRevision,
+			PreviousRolledOutRevision: in.PreviousRolledOutRevisions[t],
 			Selector:                  map[string]string{v1beta1.InferenceServiceLabel: isvc.Name, v1beta1.ComponentLabel: string(t)},
 			Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
 			Mode:                      mode,

@@ -60,13 +60,14 @@ func (c *Component) TargetPort() int32 {
 	return c.ServingPort()
 }
 
-// OwnerName is the owner's name as Selector has it: the value the cache's
-// owner index holds for the component's pods.
-func (c *Component) OwnerName() string {
-	if c.OwnerLabel == "" {
-		return c.Selector[v1beta1.InferenceServiceLabel]
+// OwnerKey is the value the cache's owner index (owner.Index) holds for
+// the component's pods: the owner label of Selector and its value.
+func (c *Component) OwnerKey() string {
+	label := c.OwnerLabel
+	if label == "" {
+		label = v1beta1.InferenceServiceLabel
 	}
-	return c.Selector[c.OwnerLabel]
+	return owner.IndexKey(label, c.Selector[label])
 }
 
 // Port is a port the component serves on.

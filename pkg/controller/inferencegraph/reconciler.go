@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,23 +16,19 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
-	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
-	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
 // Reconciler reconciles InferenceGraphs.
 type Reconciler struct {
-	// Client reads graphs, InferenceServices and config from the manager's
-	// cache.
-	Client client.Client
-	// Children reads the graphs' children from a cache of their own (see
-	// package operator) and writes them; Applier applies through it.
-	Children client.Client
+	// Client reads graphs, InferenceServices, config and the graphs'
+	// children from the manager's cache, the one that holds every owner
+	// kind's children.
+	Client   client.Client
 	Applier  *apply.Applier
 	Recorder events.EventRecorder
 	Config   *config.Store
@@ -50,7 +43,7 @@ type Reconciler struct {
 	// limits changed is caught here), and its router enforces them.
 	GraphLimits v1alpha1.GraphLimits
 
-	watches *childwatch.Watches
+	pipeline *pipeline.Pipeline
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferencegraphs,verbs=get;list;watch
@@ -69,19 +62,11 @@ type scope struct {
 	waiting bool
 	comp    *components.Component
 	plan    *ingress.Plan
-	router  ingress.Router
-	state   workload.State
-	routes  ingress.Readiness
-	// failure stopped the reconcile before the router could be applied.
-	failure *failure
-	// applyFailure is the first child the API server refused.
-	applyFailure *apply.Failure
-}
-
-type failure struct {
-	reason, message string
-	// condition is the condition the failure belongs to.
-	condition string
+	// out is what the child pipeline did and observed.
+	out pipeline.Outcome
+	// failure stopped the reconcile before the router could be applied:
+	// on the router (Component RouterComponent) or on the route ("").
+	failure *pipeline.Failure
 }
 
 // Reconcile brings one InferenceGraph's router, route and status in line
@@ -102,10 +87,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	if err == nil && s.applyFailure != nil && !s.applyFailure.Permanent() && !s.applyFailure.Stale() {
-		err = s.applyFailure
+	if err == nil {
+		for _, f := range s.out.ApplyFailures {
+			if !f.Permanent() {
+				err = errors.Join(err, f)
+			}
+		}
 	}
-	if err == nil && s.applyFailure != nil && s.applyFailure.Stale() {
+	if err == nil && s.out.Stale {
 		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
 	}
 	return ctrl.Result{}, err
@@ -121,126 +110,47 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 		return err
 	}
 	if cfg == nil {
-		s.failure = &failure{reason: v1beta1.ReasonInvalidConfig, condition: v1alpha1.GraphRouterReady,
-			message: fmt.Sprintf("serval-config is invalid and no earlier version was valid: %v", errors.Join(keyErrors(cfgErrs)...))}
+		s.failure = &pipeline.Failure{Reason: v1beta1.ReasonInvalidConfig, Component: RouterComponent,
+			Message: fmt.Sprintf("serval-config is invalid and no earlier version was valid: %v", errors.Join(keyErrors(cfgErrs)...))}
 		return nil
 	}
 	s.mode = v1alpha1.GraphDeploymentMode(s.ig, cfg.DefaultDeploymentMode)
 	if errs := v1alpha1.ValidateInferenceGraph(s.ig, r.GraphLimits); len(errs) > 0 {
-		s.failure = &failure{reason: v1beta1.ReasonInvalidSpec, condition: v1alpha1.GraphRouterReady, message: errs.ToAggregate().Error()}
+		s.failure = &pipeline.Failure{Reason: v1beta1.ReasonInvalidSpec, Component: RouterComponent, Message: errs.ToAggregate().Error()}
 		return nil
 	}
 	urls, err := r.resolveServices(ctx, s)
 	if err != nil {
 		return err
 	}
-	mode := registry.Mode(s.mode)
-	if k := r.watches.Missing(mode.Kinds()[:1]); k != nil {
-		s.failure = &failure{reason: v1beta1.ReasonMissingCRD, condition: v1alpha1.GraphRouterReady,
-			message: fmt.Sprintf("the CRD %s is not installed, and the InferenceGraph uses %s mode; %s", k.CRD, s.mode, k.Install)}
-		return nil
-	}
+	req := pipeline.Request{Owner: pipeline.Owner{Object: s.ig, Ref: OwnerOf(s.ig)}, Mode: registry.Mode(s.mode)}
 	in := Inputs{Graph: s.ig, Mode: s.mode, URLs: urls, Router: cfg.Router, DefaultImage: r.RouterImage, Limits: r.GraphLimits}
 	if s.comp, err = Build(in); err != nil {
 		// An InferenceService has no address yet: the router waits for it,
 		// and what runs is only observed.
 		s.waiting = true
-		s.comp = observed(in)
-		return r.observe(ctx, s, mode, r.Children)
+		req.Components = []*components.Component{observed(in)}
+		return r.pipeline.Observe(ctx, r.Client, req, &s.out)
 	}
-	features, err := r.KnativeFeatures.Snapshot(ctx)
-	if err != nil {
+	req.Components = []*components.Component{s.comp}
+	if req.Cluster, err = r.KnativeFeatures.Cluster(ctx); err != nil {
 		return err
 	}
-	if refused := mode.Refuse(s.comp, workload.Cluster{KnativeFeatures: features}); len(refused) > 0 {
-		s.failure = &failure{reason: v1beta1.ReasonKnativeFeatureDisabled, condition: v1alpha1.GraphRouterReady,
-			message: fmt.Sprintf("Knative would reject the router's pod as ConfigMap %s stands: %s", r.KnativeFeatures.Key(), strings.Join(refused, "; "))}
-		return nil
-	}
-	objs, err := mode.Objects(s.comp)
-	if err != nil {
-		return fmt.Errorf("render the router: %w", err)
-	}
-	gvks := make([]schema.GroupVersionKind, len(objs))
-	for i, o := range objs {
-		gvks[i] = o.GVK
-	}
-	if k := r.watches.Missing(kinds.Used(mode.Kinds(), gvks)); k != nil {
-		s.failure = &failure{reason: v1beta1.ReasonMissingCRD, condition: v1alpha1.GraphRouterReady,
-			message: fmt.Sprintf("the CRD %s is not installed, and the router needs a %s; %s", k.CRD, k.GVK.Kind, k.Install)}
-		return nil
-	}
-	routeObjs, err := r.planRoute(s, cfg)
-	if err != nil {
-		return err
-	}
-	objs = append(objs, routeObjs...)
-	result := r.Applier.Apply(ctx, s.ig.UID, objs)
-	for i, f := range result.Failures {
-		if c := f.Conflict(); c != nil {
-			r.Recorder.Eventf(s.ig, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", c.Error())
-			s.failure = &failure{reason: v1beta1.ReasonConflict, condition: v1alpha1.GraphRouterReady, message: c.Error()}
-			return nil
-		}
-		if s.applyFailure == nil && !f.Stale() {
-			r.Recorder.Eventf(s.ig, nil, corev1.EventTypeWarning, f.Reason(), "Apply", f.Message())
-			s.applyFailure = &result.Failures[i]
-		}
-	}
-	if s.applyFailure == nil && len(result.Failures) > 0 {
-		s.applyFailure = &result.Failures[0] // stale: retried quietly
-	}
-	deleted, err := r.Applier.Prune(ctx, apply.PruneScope{
-		Namespace: s.ig.Namespace, Labels: map[string]string{v1alpha1.InferenceGraphLabel: s.ig.Name}, Owner: s.ig.UID,
-		Kinds: r.watches.PresentGVKs(), Fields: ownerFields(s.ig.Name),
-	}, objs)
-	for _, d := range deleted {
-		r.Recorder.Eventf(s.ig, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
-	}
-	if err != nil {
-		return err
-	}
-	return r.observe(ctx, s, mode, apply.NewFreshReader(r.Children, result.Created))
-}
-
-// planRoute chooses the graph's router of requests (Ingress, Gateway API,
-// Istio, Knative's own, none) as an InferenceService's, and renders it.
-func (r *Reconciler) planRoute(s *scope, cfg *config.Config) ([]apply.Object, error) {
 	plan, err := ingress.MakeSinglePlan(OwnerOf(s.ig), RouterComponent, s.comp.ClusterLocal, s.ig.Spec.TimeoutSeconds,
 		map[string]string{v1alpha1.InferenceGraphLabel: s.ig.Name}, &cfg.Ingress)
 	var hostErr *ingress.HostError
 	if errors.As(err, &hostErr) {
-		s.failure = &failure{reason: v1beta1.ReasonInvalidHost, condition: v1alpha1.GraphIngressReady, message: hostErr.Error()}
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("plan the route: %w", err)
-	}
-	s.plan = plan
-	router := registry.Router(s.mode, &cfg.Ingress, s.comp.ClusterLocal, r.watches.Present)
-	if k := r.watches.Missing(router.Kinds()); k != nil {
-		s.failure = &failure{reason: v1beta1.ReasonMissingCRD, condition: v1alpha1.GraphIngressReady,
-			message: fmt.Sprintf("the CRD %s is not installed, and the %s router needs it; %s", k.CRD, router.Name(), k.Install)}
-		return nil, nil
-	}
-	s.router = router
-	return router.Objects(plan)
-}
-
-// observe reads the router's workload and its route.
-func (r *Reconciler) observe(ctx context.Context, s *scope, mode workload.Mode, reader client.Reader) error {
-	st, err := mode.Observe(ctx, reader, s.comp)
-	if err != nil {
-		return err
-	}
-	s.state = st
-	if s.router == nil {
+		s.failure = &pipeline.Failure{Reason: v1beta1.ReasonInvalidHost, Message: hostErr.Error()}
 		return nil
 	}
-	if s.routes, err = s.router.Ready(ctx, reader, s.plan, st); err != nil {
-		return fmt.Errorf("read the route: %w", err)
+	if err != nil {
+		return fmt.Errorf("plan the route: %w", err)
 	}
-	return nil
+	s.plan, req.Plan = plan, plan
+	req.Router = registry.Router(s.mode, &cfg.Ingress, s.comp.ClusterLocal, r.pipeline.Watches.Present)
+	s.out, err = r.pipeline.Run(ctx, req)
+	s.failure = s.out.Failure
+	return err
 }
 
 // observed is the router's component as far as reading it needs: its name,
@@ -248,19 +158,6 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, mode workload.Mode, 
 func observed(in Inputs) *components.Component {
 	return &components.Component{Type: RouterComponent, Name: in.Graph.Name, Owner: OwnerOf(in.Graph), Mode: in.Mode,
 		Selector: map[string]string{v1alpha1.InferenceGraphLabel: in.Graph.Name}, OwnerLabel: v1alpha1.InferenceGraphLabel}
-}
-
-// ownerFields selects a graph's children through the owner index, for the
-// kinds every cluster serves (the optional kinds' informers may start after
-// the index could be added).
-func ownerFields(name string) map[schema.GroupVersionKind]client.MatchingFields {
-	fields := map[schema.GroupVersionKind]client.MatchingFields{}
-	for _, k := range registry.Kinds() {
-		if !k.Optional() {
-			fields[k.GVK] = client.MatchingFields{workload.OwnerIndex: name}
-		}
-	}
-	return fields
 }
 
 func keyErrors(errs []config.KeyError) []error {

@@ -10,62 +10,46 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/childwatch"
-	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
-	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // serviceIndex indexes graphs by the InferenceServices they name.
 const serviceIndex = "spec.serviceNames"
 
-// SetupWithManager registers the reconciler. children is the cluster
-// whose cache holds the graphs' children (objects with the graph label);
-// the manager runs it.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, children cluster.Cluster) error {
+// SetupWithManager registers the reconciler. The graphs' children live in
+// the manager's cache with every other owner kind's (pipeline.IndexChildren
+// has indexed them).
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.InferenceGraph{}, serviceIndex, func(obj client.Object) []string {
 		return ServiceNames(&obj.(*v1alpha1.InferenceGraph).Spec)
 	}); err != nil {
 		return err
 	}
-	indexed := []client.Object{&corev1.Pod{}}
-	for _, k := range registry.Kinds() {
-		if !k.Optional() {
-			indexed = append(indexed, k.New())
-		}
-	}
-	for _, obj := range indexed {
-		if err := children.GetFieldIndexer().IndexField(ctx, obj, workload.OwnerIndex, workload.OwnerIndexValue); err != nil {
-			return err
-		}
-	}
-	r.watches = childwatch.New(children.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), &v1alpha1.InferenceGraph{}, registry.Kinds())
+	r.pipeline = pipeline.New(mgr, &v1alpha1.InferenceGraph{}, r.Applier, r.Recorder)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferencegraph").
-		WithOptions(controller.Options{RateLimiter: inferenceservice.RateLimiter()}).
+		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).
 		For(&v1alpha1.InferenceGraph{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1beta1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.forService), builder.WithPredicates(serviceSignalChanged)).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
-		WatchesRawSource(source.Kind(children.GetCache(), client.Object(&corev1.Pod{}),
-			handler.EnqueueRequestsFromMapFunc(forPod), workload.PodSignalChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
 	}
-	return r.watches.Start(ctx, c)
+	return r.pipeline.Watches.Start(ctx, c)
 }
 
 // serviceSignal is what a graph reads of an InferenceService: its
@@ -101,7 +85,7 @@ func (r *Reconciler) forService(ctx context.Context, obj client.Object) []reconc
 
 // forCRD re-enqueues every graph when an optional CRD appears or goes.
 func (r *Reconciler) forCRD(ctx context.Context, obj client.Object) []reconcile.Request {
-	if r.watches.CRDChanged(ctx, obj) {
+	if r.pipeline.Watches.CRDChanged(ctx, obj) {
 		return r.allGraphs(ctx)
 	}
 	return nil

@@ -60,11 +60,11 @@ func computeStatus(s *scope) v1alpha1.InferenceGraphStatus {
 	set(v1beta1.ConditionReady, ready.ok, ready.reason, ready.message)
 	if s.plan != nil {
 		st.URL, st.Address = s.plan.Top.URL, &v1beta1.Addressable{URL: s.plan.Top.ClusterURL}
-		if s.routes.URL != "" {
-			st.URL = s.routes.URL
+		if s.out.Routes.URL != "" {
+			st.URL = s.out.Routes.URL
 		}
-		if s.routes.ClusterURL != "" {
-			st.Address = &v1beta1.Addressable{URL: s.routes.ClusterURL}
+		if s.out.Routes.ClusterURL != "" {
+			st.Address = &v1beta1.Addressable{URL: s.out.Routes.ClusterURL}
 		}
 	}
 	return *st
@@ -76,35 +76,44 @@ type condition struct {
 }
 
 func routerCondition(s *scope) condition {
+	state := s.out.Observed[RouterComponent]
+	f, applyFailed := s.out.ApplyFailures[RouterComponent]
 	switch {
-	case s.failure != nil && s.failure.condition == v1alpha1.GraphRouterReady:
-		return condition{reason: s.failure.reason, message: s.failure.message}
-	case s.applyFailure != nil && !s.applyFailure.Stale():
-		return condition{reason: s.applyFailure.Reason(), message: s.applyFailure.Message()}
-	case s.waiting && !s.state.Available:
+	case s.failure != nil && s.failure.Component == RouterComponent:
+		return condition{reason: s.failure.Reason, message: s.failure.Message}
+	case applyFailed:
+		return condition{reason: f.Reason(), message: f.Message()}
+	case s.waiting && !state.Available:
 		return condition{reason: ReasonWaitingForServices, message: "the router starts once every InferenceService the graph names has an address; not yet: " +
 			strings.Join(s.notReady, ", ")}
-	case s.state.Available && s.state.RolloutFailed:
-		return condition{ok: true, reason: v1beta1.ReasonAvailable, message: "the router serves, but its latest spec does not roll out: " + s.state.RolloutMessage}
-	case s.state.Available:
+	case state.Available && state.RolloutFailed:
+		return condition{ok: true, reason: v1beta1.ReasonAvailable, message: "the router serves, but its latest spec does not roll out: " + state.RolloutMessage}
+	case state.Available:
 		return condition{ok: true, reason: v1beta1.ReasonAvailable, message: "the router serves"}
-	case s.state.Problem != nil:
-		return condition{reason: v1beta1.ReasonNotAvailable, message: s.state.Problem.String()}
+	case state.Problem != nil:
+		return condition{reason: v1beta1.ReasonNotAvailable, message: state.Problem.String()}
 	}
-	return condition{reason: v1beta1.ReasonNotAvailable, message: s.state.NotAvailableMessage}
+	return condition{reason: v1beta1.ReasonNotAvailable, message: state.NotAvailableMessage}
 }
 
 func ingressCondition(s *scope) condition {
+	f, applyFailed := s.out.ApplyFailures[""]
 	switch {
-	case s.failure != nil && s.failure.condition == v1alpha1.GraphIngressReady:
-		return condition{reason: s.failure.reason, message: s.failure.message}
-	case s.router == nil:
+	case s.failure != nil && s.failure.Component == "":
+		return condition{reason: s.failure.Reason, message: s.failure.Message}
+	case applyFailed:
+		return condition{reason: f.Reason(), message: f.Message()}
+	case s.out.MissingRouteKind != nil:
+		k := s.out.MissingRouteKind
+		return condition{reason: v1beta1.ReasonMissingCRD,
+			message: fmt.Sprintf("the CRD %s is not installed, and the route needs a %s; %s", k.CRD, k.GVK.Kind, k.Install)}
+	case s.out.Router == nil:
 		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route is planned once the router is"}
-	case s.routes.Reason == "":
+	case s.out.Routes.Reason == "":
 		// The reconcile stopped before the route was read.
 		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route has not been read yet"}
 	}
-	return condition{ok: s.routes.Ready, reason: s.routes.Reason, message: s.routes.Message}
+	return condition{ok: s.out.Routes.Ready, reason: s.out.Routes.Reason, message: s.out.Routes.Message}
 }
 
 // writeStatus patches the status once, only if it changed, and records an

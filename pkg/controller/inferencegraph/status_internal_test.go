@@ -9,7 +9,9 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/ingress/kubeingress"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
 
 // TestEveryConditionHasAReason: a reconcile that stopped before it read
@@ -19,9 +21,10 @@ func TestEveryConditionHasAReason(t *testing.T) {
 	ig := &v1alpha1.InferenceGraph{}
 	for name, s := range map[string]*scope{
 		"nothing observed":         {ig: ig, orig: ig},
-		"route chosen, not read":   {ig: ig, orig: ig, router: kubeingress.Router{}, plan: &ingress.Plan{}},
+		"route chosen, not read":   {ig: ig, orig: ig, out: pipeline.Outcome{Router: kubeingress.Router{}}, plan: &ingress.Plan{}},
+		"route kind missing":       {ig: ig, orig: ig, out: pipeline.Outcome{MissingRouteKind: &gatewayapi.HTTPRouteKind}, plan: &ingress.Plan{}},
 		"waiting for an address":   {ig: ig, orig: ig, waiting: true, notReady: []string{"a (not found)"}},
-		"a failure of the ingress": {ig: ig, orig: ig, failure: &failure{reason: v1beta1.ReasonInvalidHost, condition: v1alpha1.GraphIngressReady}},
+		"a failure of the ingress": {ig: ig, orig: ig, failure: &pipeline.Failure{Reason: v1beta1.ReasonInvalidHost}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := computeStatus(s)

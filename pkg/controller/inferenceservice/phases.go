@@ -8,14 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
-	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/runtime"
 	"github.com/serval-dev/serval/pkg/storage"
 )
@@ -26,7 +24,10 @@ func (r *Reconciler) loadConfig(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.cfg, s.cfgErrors = cfg, errs
-	s.mode = effectiveMode(s.isvc, cfg.DefaultDeploymentMode)
+	s.mode = s.history.Mode
+	if s.mode == "" {
+		s.mode = v1beta1.DeploymentModeOf(s.isvc, cfg.DefaultDeploymentMode)
+	}
 	return nil
 }
 
@@ -54,21 +55,12 @@ func componentOfField(path string) v1beta1.ComponentType {
 	return v1beta1.PredictorComponent
 }
 
-// effectiveMode is the mode in status once deployed (it never changes), else
-// the annotation's or the configured default.
-func effectiveMode(isvc *v1beta1.InferenceService, def v1beta1.DeploymentMode) v1beta1.DeploymentMode {
-	if m, ok := v1beta1.NormalizeDeploymentMode(string(isvc.Status.DeploymentMode)); ok {
-		return m
-	}
-	return v1beta1.DeploymentModeOf(isvc, def)
-}
-
 func (r *Reconciler) selectRuntime(ctx context.Context, s *scope) error {
 	req := components.RuntimeRequest(s.defaulted)
 	if req == nil {
 		return nil
 	}
-	req.Previous = previousSelection(s.isvc)
+	req.Previous = s.history.Runtime
 	runtimes, err := r.listRuntimes(ctx, s.isvc.Namespace)
 	if err != nil {
 		return err
@@ -83,22 +75,6 @@ func (r *Reconciler) selectRuntime(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.selection = sel
-	return nil
-}
-
-// previousSelection is the runtime in status, kept while the spec is
-// unchanged since it was chosen (stickiness).
-func previousSelection(isvc *v1beta1.InferenceService) *runtime.Previous {
-	st := isvc.Status
-	if st.ObservedGeneration != isvc.Generation || st.ProtocolVersion == "" {
-		return nil
-	}
-	switch {
-	case st.ServingRuntimeName != "":
-		return &runtime.Previous{Name: st.ServingRuntimeName, Namespaced: true, Protocol: st.ProtocolVersion}
-	case st.ClusterServingRuntimeName != "":
-		return &runtime.Previous{Name: st.ClusterServingRuntimeName, Protocol: st.ProtocolVersion}
-	}
 	return nil
 }
 
@@ -119,7 +95,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	}
 	comps, err := components.Build(components.Inputs{
 		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
-		ImageVolumes: imageVolumes,
+		ImageVolumes: imageVolumes, PreviousRolledOutRevisions: s.history.rolledOutRevisions(),
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {
@@ -198,47 +174,6 @@ func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceS
 	return &components.StorageConfig{Name: name, Data: secret.Data}, nil
 }
 
-func (r *Reconciler) applyObjects(ctx context.Context, s *scope) error {
-	result := r.Applier.Apply(ctx, s.isvc.UID, s.objects)
-	failures := result.Failures
-	// What was just created is read as created, though the cache has not
-	// seen it yet.
-	s.reader = apply.NewFreshReader(r.Client, result.Created)
-	for _, f := range failures {
-		if conflict := f.Conflict(); conflict != nil {
-			r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, v1beta1.ReasonConflict, "Apply", conflict.Error())
-			// A route belongs to no component: its conflict is reported on IngressReady.
-			s.fail(s.producedBy[conflict.Object.String()], v1beta1.ReasonConflict, conflict.Error())
-			return nil
-		}
-	}
-	s.applyFailures = map[v1beta1.ComponentType]apply.Failure{}
-	for _, f := range failures {
-		if f.Stale() {
-			// Another writer came first (the HPA, the deployment
-			// controller): read again and retry, without an alarm.
-			s.staleRead = true
-			continue
-		}
-		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeWarning, f.Reason(), "Apply", f.Message())
-		// The first failure of each component (routes: "") is reported.
-		if _, seen := s.applyFailures[s.producedBy[f.Object.String()]]; !seen {
-			s.applyFailures[s.producedBy[f.Object.String()]] = f
-		}
-	}
-	deleted, err := r.Applier.Prune(ctx, apply.PruneScope{
-		Namespace: s.isvc.Namespace,
-		Labels:    map[string]string{v1beta1.InferenceServiceLabel: s.isvc.Name},
-		Owner:     s.isvc.UID,
-		Kinds:     r.watches.PresentGVKs(),
-		Fields:    ownerFields(s.isvc.Name),
-	}, s.objects)
-	for _, d := range deleted {
-		r.Recorder.Eventf(s.isvc, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
-	}
-	return err
-}
-
 // retryError is what the reconcile returns for the apply failures that a
 // retry may fix (all but rejections), so they are retried with backoff;
 // rejections wait for a change of the InferenceService, a runtime or the
@@ -251,14 +186,4 @@ func retryError(failures map[v1beta1.ComponentType]apply.Failure) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// ownerFields selects an InferenceService's children through the owner
-// index, for the kinds that have it.
-func ownerFields(isvc string) map[schema.GroupVersionKind]client.MatchingFields {
-	fields := map[schema.GroupVersionKind]client.MatchingFields{}
-	for _, k := range indexedKinds() {
-		fields[k.GVK] = client.MatchingFields{workload.OwnerIndex: isvc}
-	}
-	return fields
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/childwatch"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
@@ -38,7 +38,7 @@ type Reconciler struct {
 	// volumes; nil: never (the native mode is refused).
 	ImageVolumes *ImageVolumes
 
-	watches      *childwatch.Watches
+	pipeline     *pipeline.Pipeline
 	credentials  *credentialsMemo
 	statusWrites statusWrites
 	// templateFailures counts the services whose hosts or paths the
@@ -95,9 +95,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
 	if err == nil {
-		err = retryError(s.applyFailures)
+		err = retryError(s.out.ApplyFailures)
 	}
-	if err == nil && s.failure != nil && s.failure.reason == v1beta1.ReasonConflict {
+	if err == nil && s.failure != nil && s.failure.Reason == v1beta1.ReasonConflict {
 		// The conflicting object carries no Serval label, so it is neither
 		// cached nor watched: look again later, to notice when it is gone.
 		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
@@ -129,10 +129,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		{"validate", r.validate},
 		{"select runtime", r.selectRuntime},
 		{"resolve components", r.resolveComponents},
-		{"render objects", r.renderObjects},
 		{"plan routes", r.planRoutes},
-		{"apply", r.applyObjects},
-		{"observe children", r.observe},
+		{"apply children", r.runChildren},
 	}
 	for _, p := range phases {
 		if err := p.run(ctx, s); err != nil {

@@ -25,11 +25,12 @@ func formatKey(format string) string   { return "format:" + format }
 // it may resolve the InferenceService).
 func runtimeIndexValues(obj client.Object) []string {
 	isvc := obj.(*v1beta1.InferenceService)
+	h := readHistory(isvc)
 	var keys []string
-	if n := isvc.Status.ServingRuntimeName; n != "" {
+	if n := h.ServingRuntime; n != "" {
 		keys = append(keys, usesKey("ServingRuntime", isvc.Namespace+"/"+n))
 	}
-	if n := isvc.Status.ClusterServingRuntimeName; n != "" {
+	if n := h.ClusterServingRuntime; n != "" {
 		keys = append(keys, usesKey("ClusterServingRuntime", n))
 	}
 	d := isvc.DeepCopy()
@@ -38,7 +39,7 @@ func runtimeIndexValues(obj client.Object) []string {
 		if m.Runtime != nil {
 			keys = append(keys, namedKey(*m.Runtime))
 		}
-		if isvc.Status.ServingRuntimeName == "" && isvc.Status.ClusterServingRuntimeName == "" {
+		if h.ServingRuntime == "" && h.ClusterServingRuntime == "" {
 			keys = append(keys, formatKey(m.ModelFormat.Name))
 		}
 	}

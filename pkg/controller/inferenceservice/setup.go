@@ -2,14 +2,11 @@ package inferenceservice
 
 import (
 	"context"
-	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +18,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/childwatch"
-	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -32,22 +28,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.InferenceService{}, runtimeIndex, runtimeIndexValues); err != nil {
 		return err
 	}
-	// Pods and the children of the kinds every cluster has, by their
-	// InferenceService: the observe and prune steps read them by that index.
-	indexed := []client.Object{&corev1.Pod{}}
-	for _, k := range indexedKinds() {
-		indexed = append(indexed, k.New())
-	}
-	for _, obj := range indexed {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, workload.OwnerIndex, workload.OwnerIndexValue); err != nil {
-			return err
-		}
-	}
-	r.watches = childwatch.New(mgr.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), &v1beta1.InferenceService{}, registry.Kinds())
+	r.pipeline = pipeline.New(mgr, &v1beta1.InferenceService{}, r.Applier, r.Recorder)
 	r.credentials = newCredentialsMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: pipeline.RateLimiter()}).
 		// Spec, annotation and label changes matter (visibility is a label);
 		// status writes, ours included, do not.
 		For(&v1beta1.InferenceService{}, builder.WithPredicates(predicate.Or(
@@ -67,24 +52,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	return r.watches.Start(ctx, c)
-}
-
-// The retry delays of a failed reconcile: exponential from MinRetryDelay,
-// capped at MaxRetryDelay (controller-runtime's default cap is 1000 s: an
-// item that failed during an outage would wait minutes after it ends).
-const (
-	MinRetryDelay = 100 * time.Millisecond
-	MaxRetryDelay = 10 * time.Second
-)
-
-// RateLimiter is the controller's rate limiter: per item, the bounded
-// exponential delay above; overall, controller-runtime's default bucket.
-func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](MinRetryDelay, MaxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	)
+	return r.pipeline.Watches.Start(ctx, c)
 }
 
 // WatchedObjects are the kinds the controller watches from its start, as
@@ -177,18 +145,4 @@ func forPod(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
-}
-
-// indexedKinds are the child kinds that have the owner index: those whose
-// CRD is always there. An optional kind's informer may start after the
-// manager (when its CRD appears), too late to add an index; its objects are
-// listed by label.
-func indexedKinds() []kinds.Kind {
-	var out []kinds.Kind
-	for _, k := range registry.Kinds() {
-		if !k.Optional() {
-			out = append(out, k)
-		}
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -34,15 +35,15 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	}
 	if s.failure != nil {
 		setFailureConditions(&st, s.failure, gen)
-	} else if s.observed != nil {
+	} else if s.out.Observed != nil {
 		// The children were observed; otherwise an error stopped the phases
 		// before, and the conditions keep their last observed values.
 		for _, c := range s.comps {
-			setComponentReadyCondition(&st, c.Type, s.observed[c.Type], s.applyFailures, gen)
+			setComponentReadyCondition(&st, c.Type, s.out.Observed[c.Type], s.out.ApplyFailures, gen)
 		}
-		setLatestDeploymentReadyCondition(&st, s.comps, s.observed, s.applyFailures, gen)
-		setModelStatus(&st, s.observed[v1beta1.PredictorComponent])
-		setAddresses(&st, s.plan, s.routes)
+		setLatestDeploymentReadyCondition(&st, s.comps, s.out.Observed, s.out.ApplyFailures, gen)
+		setModelStatus(&st, s.out.Observed[v1beta1.PredictorComponent])
+		setAddresses(&st, s.plan, s.out.Routes)
 		setComponentStatus(&st, s)
 		setIngressReadyCondition(&st, s, gen)
 		if st.DeploymentMode == "" {
@@ -79,15 +80,15 @@ func setUndecodableCondition(st *v1beta1.InferenceServiceStatus, decodeErr strin
 // setFailureConditions reports a failure that stopped the reconcile on the
 // component it concerns (on IngressReady when it concerns a route) and, for
 // the predictor, in modelStatus.
-func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *failure, gen int64) {
-	t, ok := componentConditions[f.component]
+func setFailureConditions(st *v1beta1.InferenceServiceStatus, f *pipeline.Failure, gen int64) {
+	t, ok := componentConditions[f.Component]
 	if !ok {
 		t = v1beta1.ConditionIngressReady
 	}
-	meta.SetStatusCondition(&st.Conditions, condition(t, false, f.reason, f.message, gen))
-	if f.component == v1beta1.PredictorComponent {
+	meta.SetStatusCondition(&st.Conditions, condition(t, false, f.Reason, f.Message, gen))
+	if f.Component == v1beta1.PredictorComponent {
 		st.ModelStatus.TransitionStatus = v1beta1.TransitionInvalidSpec
-		st.ModelStatus.LastFailureInfo = &v1beta1.FailureInfo{Reason: v1beta1.FailureReason(f.reason), Message: f.message}
+		st.ModelStatus.LastFailureInfo = &v1beta1.FailureInfo{Reason: v1beta1.FailureReason(f.Reason), Message: f.Message}
 	}
 }
 
@@ -204,7 +205,7 @@ func setAddresses(st *v1beta1.InferenceServiceStatus, plan *ingress.Plan, routes
 func setComponentStatus(st *v1beta1.InferenceServiceStatus, s *scope) {
 	for _, c := range s.comps {
 		cs := st.Components[c.Type]
-		s.workload.ComponentStatus(&cs, s.isvc.Status.Components[c.Type], s.observed[c.Type])
+		s.workload.ComponentStatus(&cs, s.history.Components[c.Type], s.out.Observed[c.Type])
 		st.Components[c.Type] = cs
 	}
 }
@@ -213,11 +214,11 @@ func setComponentStatus(st *v1beta1.InferenceServiceStatus, s *scope) {
 // (True at once for a cluster-local InferenceService, which needs no route),
 // or False naming the CRD the chosen router needs but the cluster lacks.
 func setIngressReadyCondition(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) {
-	c := condition(v1beta1.ConditionIngressReady, s.routes.Ready, s.routes.Reason, s.routes.Message, gen)
-	if f, ok := s.applyFailures[""]; ok {
+	c := condition(v1beta1.ConditionIngressReady, s.out.Routes.Ready, s.out.Routes.Reason, s.out.Routes.Message, gen)
+	if f, ok := s.out.ApplyFailures[""]; ok {
 		c = condition(v1beta1.ConditionIngressReady, false, f.Reason(), f.Message(), gen)
 	}
-	if k := s.missingRouteKind; k != nil {
+	if k := s.out.MissingRouteKind; k != nil {
 		c = condition(v1beta1.ConditionIngressReady, false, v1beta1.ReasonMissingCRD,
 			fmt.Sprintf("the CRD %s is not installed, and serval-config routes InferenceServices with %s; %s", k.CRD, k.GVK.Kind, k.Install), gen)
 	}
@@ -238,9 +239,9 @@ func removeAbsentComponents(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.In
 // setReadyCondition: Ready when no failure stopped the reconcile and every
 // component's readiness condition is True. LatestDeploymentReady is not part
 // of it: old pods may serve while a new spec rolls out.
-func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.InferenceService, f *failure, gen int64) {
+func setReadyCondition(st *v1beta1.InferenceServiceStatus, isvc *v1beta1.InferenceService, f *pipeline.Failure, gen int64) {
 	if f != nil {
-		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, f.reason, f.message, gen))
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionReady, false, f.Reason, f.Message, gen))
 		return
 	}
 	var notReady []string

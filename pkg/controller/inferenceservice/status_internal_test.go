@@ -18,6 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -149,11 +150,11 @@ func TestSetIngressReadyCondition(t *testing.T) {
 		s    *scope
 		want string
 	}{
-		{"routes ready", &scope{routes: ingress.Readiness{Ready: true, Reason: v1beta1.ReasonRoutesReady}}, "True/RoutesReady"},
-		{"routes waiting", &scope{routes: ingress.Readiness{Reason: v1beta1.ReasonRouteNotReady, Message: "no Gateway"}}, "False/RouteNotReady"},
-		{"the router's CRD missing", &scope{missingRouteKind: &missing}, "False/MissingCRD"},
-		{"a route refused", &scope{routes: ingress.Readiness{Ready: true, Reason: v1beta1.ReasonIngressCreated},
-			applyFailures: map[v1beta1.ComponentType]apply.Failure{"": rejected()}}, "False/ApplyRejected"},
+		{"routes ready", &scope{out: pipeline.Outcome{Routes: ingress.Readiness{Ready: true, Reason: v1beta1.ReasonRoutesReady}}}, "True/RoutesReady"},
+		{"routes waiting", &scope{out: pipeline.Outcome{Routes: ingress.Readiness{Reason: v1beta1.ReasonRouteNotReady, Message: "no Gateway"}}}, "False/RouteNotReady"},
+		{"the router's CRD missing", &scope{out: pipeline.Outcome{MissingRouteKind: &missing}}, "False/MissingCRD"},
+		{"a route refused", &scope{out: pipeline.Outcome{Routes: ingress.Readiness{Ready: true, Reason: v1beta1.ReasonIngressCreated},
+			ApplyFailures: map[v1beta1.ComponentType]apply.Failure{"": rejected()}}}, "False/ApplyRejected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +176,7 @@ func TestSetReadyCondition(t *testing.T) {
 	tests := []struct {
 		name    string
 		st      *v1beta1.InferenceServiceStatus
-		failure *failure
+		failure *pipeline.Failure
 		want    string
 		message string
 	}{
@@ -186,7 +187,7 @@ func TestSetReadyCondition(t *testing.T) {
 		{"a rollout does not count", withConditions(ok("IngressReady"), ok("PredictorReady"), ok("TransformerReady"), no("LatestDeploymentReady")), nil,
 			"True/AllComponentsReady", ""},
 		{"a failure wins", withConditions(ok("IngressReady"), ok("PredictorReady"), ok("TransformerReady")),
-			&failure{reason: "NoSupportingRuntime", message: "no runtime"}, "False/NoSupportingRuntime", "no runtime"},
+			&pipeline.Failure{Reason: "NoSupportingRuntime", Message: "no runtime"}, "False/NoSupportingRuntime", "no runtime"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +212,7 @@ func TestSetFailureConditions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &v1beta1.InferenceServiceStatus{}
-			setFailureConditions(st, &failure{component: tt.component, reason: "InvalidSpec", message: "bad"}, 1)
+			setFailureConditions(st, &pipeline.Failure{Component: tt.component, Reason: "InvalidSpec", Message: "bad"}, 1)
 			assert.Equal(t, "False/InvalidSpec", got(st, tt.condition))
 			assert.Len(t, st.Conditions, 1, "only that condition")
 			assert.Equal(t, tt.modelInfo, st.ModelStatus.LastFailureInfo != nil)

@@ -11,7 +11,7 @@ import (
 // appears or goes: those that need the kind can now proceed, or must report
 // it. The kind's watch starts when its CRD appears.
 func (r *Reconciler) forCRD(ctx context.Context, obj client.Object) []reconcile.Request {
-	if r.watches.CRDChanged(ctx, obj) {
+	if r.pipeline.Watches.CRDChanged(ctx, obj) {
 		return r.allInferenceServices(ctx)
 	}
 	return nil

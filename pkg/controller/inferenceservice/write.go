@@ -148,10 +148,10 @@ var progressReasons = map[string]bool{
 // failed (a mistake in the spec, an object the API server refused, a pod
 // that crashes, a missing CRD), not because it is still rolling out.
 func failing(s *scope, st *v1beta1.InferenceServiceStatus) bool {
-	if s.isvc.DecodeError != "" || s.failure != nil || len(s.applyFailures) > 0 {
+	if s.isvc.DecodeError != "" || s.failure != nil || len(s.out.ApplyFailures) > 0 {
 		return true
 	}
-	for _, obs := range s.observed {
+	for _, obs := range s.out.Observed {
 		if obs.Problem != nil || obs.RolloutFailed {
 			return true
 		}

@@ -21,6 +21,10 @@ type Router interface {
 	Name() string
 	// Kinds lists every kind Objects may return.
 	Kinds() []kinds.Kind
+	// Refuse says why the router cannot route the plan (a split it cannot
+	// weight, say), naming the router that can, with its own reason; nil
+	// when it can.
+	Refuse(p *Plan) *workload.Refusal
 	// Objects returns the route objects of the plan.
 	Objects(p *Plan) ([]apply.Object, error)
 	// Ready reads the live routes: whether they route, and if not, why. top
@@ -49,6 +53,9 @@ func (None) Name() string { return "none" }
 
 // Kinds implements Router.
 func (None) Kinds() []kinds.Kind { return nil }
+
+// Refuse implements Router.
+func (None) Refuse(*Plan) *workload.Refusal { return nil }
 
 // Objects implements Router.
 func (None) Objects(*Plan) ([]apply.Object, error) { return nil, nil }

@@ -82,11 +82,11 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			in := components.Inputs{ISVC: tc.isvc, Config: config.Default()}
 			if tc.builder == (knative.Mode{}) {
-				tc.isvc.Status.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{
-					v1beta1.PredictorComponent: {LatestRolledoutRevision: "kn-predictor-00001"}}
+				in.PreviousRolledOutRevisions = map[v1beta1.ComponentType]string{v1beta1.PredictorComponent: "kn-predictor-00001"}
 			}
-			comps, err := components.Build(components.Inputs{ISVC: tc.isvc, Config: config.Default()})
+			comps, err := components.Build(in)
 			require.NoError(t, err)
 			objs, err := tc.builder.Objects(comps[0])
 			require.NoError(t, err)

@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/owner"
 )
 
 // State is what the status needs to know of a component's running workload,
@@ -37,31 +37,12 @@ type State struct {
 	Traffic                                    []v1beta1.TrafficTarget
 }
 
-// OwnerIndex is the cache index of pods and children by the
-// InferenceService they belong to (its label). A list by label alone scans
-// every object of the namespace: with a thousand InferenceServices in one
-// namespace, that scan was most of the manager's CPU.
-const OwnerIndex = "serving.serval.dev/inferenceservice"
-
-// OwnerIndexValue is an object's OwnerIndex value: its InferenceService,
-// or, for a graph's router, its InferenceGraph (those live in a cache of
-// their own).
-func OwnerIndexValue(obj client.Object) []string {
-	if name, ok := obj.GetLabels()[v1beta1.InferenceServiceLabel]; ok {
-		return []string{name}
-	}
-	if name, ok := obj.GetLabels()[v1alpha1.InferenceGraphLabel]; ok {
-		return []string{name}
-	}
-	return nil
-}
-
 // ListPods returns the component's pods, newest first. r must be the
 // manager's cache, which has OwnerIndex.
 func ListPods(ctx context.Context, r client.Reader, c *components.Component) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.InNamespace(c.Namespace()), client.MatchingLabels(c.Selector),
-		client.MatchingFields{OwnerIndex: c.OwnerName()}); err != nil {
+		client.MatchingFields{owner.Index: c.OwnerKey()}); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(pods.Items, func(i, j int) bool {

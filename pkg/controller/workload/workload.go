@@ -17,16 +17,20 @@ import (
 type Mode interface {
 	// Name is the deployment mode.
 	Name() v1beta1.DeploymentMode
-	// Kinds lists every kind Objects may return; the first is the workload
-	// itself (the object a frozen predictor keeps as it runs).
+	// Workload is the kind that runs a component: the object whose CRD
+	// must exist before anything of the mode is rendered, and that a
+	// frozen predictor keeps as it runs.
+	Workload() kinds.Kind
+	// Kinds lists every kind Objects may return, Workload among them.
 	Kinds() []kinds.Kind
 	// Objects returns the desired objects that run c. It is pure.
 	Objects(c *components.Component) ([]apply.Object, error)
 	// Observe reads c's running workload.
 	Observe(ctx context.Context, r client.Reader, c *components.Component) (State, error)
-	// Refuse lists what in c the cluster would refuse in this mode, each
-	// naming the setting that would allow it; nil when nothing.
-	Refuse(c *components.Component, cluster Cluster) []string
+	// Refuse says why the cluster would refuse c in this mode, naming the
+	// setting that would allow it, with the mode's own reason; nil when
+	// nothing stands in the way.
+	Refuse(c *components.Component, cluster Cluster) *Refusal
 	// ComponentStatus fills what the mode knows of a component beyond its
 	// readiness (Knative's URL, revisions and traffic) into cs, the status
 	// computed so far; prev is the component's status before this reconcile.
@@ -38,4 +42,13 @@ type Cluster struct {
 	// KnativeFeatures are Knative's feature flags in force (its defaults
 	// when config-features is absent).
 	KnativeFeatures *knconfig.Features
+	// KnativeFeaturesSource names where KnativeFeatures were read
+	// (namespace/name of Knative's config-features), for messages.
+	KnativeFeaturesSource string
+}
+
+// Refusal is a mode's or a router's reason not to render a component or a
+// route: the condition reason and a message that says what to change.
+type Refusal struct {
+	Reason, Message string
 }

@@ -46,6 +46,10 @@ func (Router) Name() string { return "Gateway API" }
 // Kinds implements ingress.Router.
 func (Router) Kinds() []kinds.Kind { return []kinds.Kind{HTTPRouteKind} }
 
+// Refuse implements ingress.Router: every plan Serval makes can be routed
+// this way.
+func (Router) Refuse(*ingress.Plan) *workload.Refusal { return nil }
+
 // Objects implements ingress.Router.
 func (Router) Objects(p *ingress.Plan) ([]apply.Object, error) {
 	explainer := ""

@@ -68,6 +68,10 @@ func (Router) Name() string { return "Istio" }
 // Kinds implements ingress.Router.
 func (Router) Kinds() []kinds.Kind { return []kinds.Kind{VirtualServiceKind, standard.ServiceKind} }
 
+// Refuse implements ingress.Router: every plan Serval makes can be routed
+// this way.
+func (Router) Refuse(*ingress.Plan) *workload.Refusal { return nil }
+
 // Objects implements ingress.Router: the VirtualService and the ExternalName
 // Service of the cluster-local host.
 func (rt Router) Objects(p *ingress.Plan) ([]apply.Object, error) {

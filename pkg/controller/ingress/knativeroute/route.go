@@ -26,6 +26,10 @@ func (Router) Name() string { return "Knative" }
 // Kinds implements ingress.Router: Knative's routes are Knative's.
 func (Router) Kinds() []kinds.Kind { return nil }
 
+// Refuse implements ingress.Router: every plan Serval makes can be routed
+// this way.
+func (Router) Refuse(*ingress.Plan) *workload.Refusal { return nil }
+
 // Objects implements ingress.Router.
 func (Router) Objects(*ingress.Plan) ([]apply.Object, error) { return nil, nil }
 

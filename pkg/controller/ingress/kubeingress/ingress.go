@@ -33,6 +33,10 @@ func (Router) Name() string { return "Ingress" }
 // Kinds implements ingress.Router.
 func (Router) Kinds() []kinds.Kind { return []kinds.Kind{IngressKind} }
 
+// Refuse implements ingress.Router: every plan Serval makes can be routed
+// this way.
+func (Router) Refuse(*ingress.Plan) *workload.Refusal { return nil }
+
 // Objects implements ingress.Router.
 func (Router) Objects(p *ingress.Plan) ([]apply.Object, error) {
 	return []apply.Object{{GVK: IngressKind.GVK, Key: key(p), Spec: MakeIngress(p)}}, nil
@@ -54,7 +58,7 @@ func MakeIngress(p *ingress.Plan) *networkingv1ac.IngressApplyConfiguration {
 		spec.WithIngressClassName(p.Config.IngressClassName)
 	}
 	return networkingv1ac.Ingress(p.Owner.Name, p.Owner.Namespace).
-		WithLabels(p.Labels).
+		WithLabels(p.ObjectLabels(p.Top.Component)).
 		WithOwnerReferences(p.Owner.Reference()).
 		WithSpec(spec)
 }

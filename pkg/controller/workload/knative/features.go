@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	knconfig "knative.dev/serving/pkg/apis/config"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -199,8 +200,8 @@ func addedCapabilities(p *corev1.PodSpec) string {
 }
 
 // Refuse implements workload.Mode: the pod features Knative's config-features
-// leaves off that the component needs.
-func (Mode) Refuse(c *components.Component, cluster workload.Cluster) []string {
+// leaves off that the component needs, as KnativeFeatureDisabled.
+func (Mode) Refuse(c *components.Component, cluster workload.Cluster) *workload.Refusal {
 	f := cluster.KnativeFeatures
 	if f == nil {
 		f, _ = ParseFeatures(nil) // Knative's defaults always parse
@@ -209,5 +210,9 @@ func (Mode) Refuse(c *components.Component, cluster workload.Cluster) []string {
 	for _, d := range DisabledFeatures(c, f) {
 		out = append(out, d.String())
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return &workload.Refusal{Reason: v1beta1.ReasonKnativeFeatureDisabled, Message: fmt.Sprintf(
+		"Knative would reject the %s's pod as ConfigMap %s stands: %s", c.Type, cluster.KnativeFeaturesSource, strings.Join(out, "; "))}
 }

@@ -1,6 +1,7 @@
 package knative
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 
 func TestRefuse(t *testing.T) {
 	pod := func(change func(*corev1.PodSpec)) *components.Component {
-		c := &components.Component{Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container"}}}}
+		c := &components.Component{Type: "predictor", Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container"}}}}
 		change(&c.Pod)
 		return c
 	}
@@ -65,7 +66,14 @@ func TestRefuse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := ParseFeatures(tt.features)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, Mode{}.Refuse(pod(tt.pod), workload.Cluster{KnativeFeatures: f}))
+			got := Mode{}.Refuse(pod(tt.pod), workload.Cluster{KnativeFeatures: f, KnativeFeaturesSource: "knative-serving/config-features"})
+			if tt.want == nil {
+				assert.Nil(t, got)
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, workload.Refusal{Reason: "KnativeFeatureDisabled", Message: "Knative would reject the predictor's pod as ConfigMap " +
+				"knative-serving/config-features stands: " + strings.Join(tt.want, "; ")}, *got)
 		})
 	}
 }

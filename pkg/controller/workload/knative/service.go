@@ -49,6 +49,9 @@ var _ workload.Mode = Mode{}
 // Name implements workload.Mode.
 func (Mode) Name() v1beta1.DeploymentMode { return v1beta1.Knative }
 
+// Workload implements workload.Mode.
+func (Mode) Workload() kinds.Kind { return ServiceKind }
+
 // Kinds implements workload.Mode.
 func (Mode) Kinds() []kinds.Kind { return []kinds.Kind{ServiceKind} }
 

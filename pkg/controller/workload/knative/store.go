@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // FeaturesStore hands out Knative's feature flags, read from config-features
@@ -55,4 +57,14 @@ func (s *FeaturesStore) Snapshot(ctx context.Context) (*Features, error) {
 	}
 	s.version, s.features = cm.ResourceVersion, f
 	return f, nil
+}
+
+// Cluster is what a mode needs to know of the cluster: the flags in force
+// and where they were read.
+func (s *FeaturesStore) Cluster(ctx context.Context) (workload.Cluster, error) {
+	f, err := s.Snapshot(ctx)
+	if err != nil {
+		return workload.Cluster{}, err
+	}
+	return workload.Cluster{KnativeFeatures: f, KnativeFeaturesSource: s.key.String()}, nil
 }

@@ -38,6 +38,9 @@ var _ workload.Mode = Mode{}
 // Name implements workload.Mode.
 func (Mode) Name() v1beta1.DeploymentMode { return v1beta1.Standard }
 
+// Workload implements workload.Mode.
+func (Mode) Workload() kinds.Kind { return DeploymentKind }
+
 // Kinds implements workload.Mode.
 func (Mode) Kinds() []kinds.Kind {
 	return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind, ScaledObjectKind}
@@ -69,7 +72,7 @@ func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 
 // Refuse implements workload.Mode: a Deployment takes any pod the API
 // server takes.
-func (Mode) Refuse(*components.Component, workload.Cluster) []string { return nil }
+func (Mode) Refuse(*components.Component, workload.Cluster) *workload.Refusal { return nil }
 
 // ComponentStatus implements workload.Mode: a Standard component's status is
 // its readiness and addresses only.

@@ -132,6 +132,3 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 image: ## Build the image without Docker into bin/image (OCI layout and docker-load tarball; VERSION=v0.2.0).
 	go run ./hack/image --version $(VERSION) --out $(BIN)/image
 
-.PHONY: docker-build
-docker-build: ## Build the manager image (needs a Docker engine).
-	docker build -t serval-manager:dev .

@@ -16,9 +16,6 @@ import (
 	"github.com/serval-dev/serval/pkg/image"
 )
 
-// binaries are the commands in the image, by their path in it.
-var binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval", "/router": "./cmd/router"}
-
 func main() {
 	version := flag.String("version", "dev", "the version stamped into the binaries and the labels")
 	repo := flag.String("repository", "ghcr.io/serval-dev/serval-manager", "the image's repository; the tag is the version")
@@ -50,7 +47,7 @@ func run(version, repo, out, arch string, caBundle []byte) error {
 		CABundle: caBundle,
 	}
 	binDir := filepath.Join(out, "linux_"+arch)
-	for inImage, pkg := range binaries {
+	for inImage, pkg := range image.Binaries {
 		file := filepath.Join(binDir, filepath.Base(inImage))
 		if err := image.Compile(pkg, file, version, opts.Revision, arch); err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 // TestGoldenOutputsAcceptedByTheAPIServer creates every document of each

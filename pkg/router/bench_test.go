@@ -7,9 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/serval-dev/serval/internal/routerbench"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/router"
-	"github.com/serval-dev/serval/pkg/router/routerbench"
 )
 
 // BenchmarkRouter sends requests through the router in-process, to a test

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 // waitEstablished waits until the API server serves a CRD just applied.

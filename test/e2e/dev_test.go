@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 // TestDevExitWhenReady runs `serval dev --exit-when-ready` as a user would

@@ -22,11 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/serval-dev/serval/internal/dev"
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/dev"
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 // TestInferenceGraphSample applies KServe's model-chainer sample over the

@@ -12,8 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/serval-dev/serval/pkg/dev"
-	"github.com/serval-dev/serval/pkg/sandbox"
+	"github.com/serval-dev/serval/internal/dev"
+	"github.com/serval-dev/serval/internal/sandbox"
 )
 
 var sb *sandbox.Sandbox

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/serval-dev/serval/internal/dev"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/dev"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 // TestEverySampleGoesReady applies every file of config/samples and waits

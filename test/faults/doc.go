@@ -1,5 +1,5 @@
 // Package faults injects faults into a running Serval on a local cluster
-// (pkg/sandbox), with the manager as a process of its own: it is killed,
+// (internal/sandbox), with the manager as a process of its own: it is killed,
 // paused, run twice with leader election, and the API server under it is
 // restarted. Each test checks that Serval converges with nothing lost,
 // duplicated or orphaned, and logs its figures (go test -v). `make test`

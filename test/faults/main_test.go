@@ -24,11 +24,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/operator"
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 var long = flag.Bool("long", false, "run the faults at a larger size (make test-faults)")

@@ -1,4 +1,4 @@
-// Package install proves the Helm charts on a local cluster (pkg/sandbox):
+// Package install proves the Helm charts on a local cluster (internal/sandbox):
 // helm install, upgrade and uninstall for real, and the manager binary run
 // out of cluster with exactly the rights of the chart's ServiceAccount
 // (kubeconfig impersonation), webhooks on, pointed at it by URL. Every

@@ -21,12 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/serval-dev/serval/internal/dev"
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/operator"
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 // TestInstallUpgradeUninstall installs both charts for real, runs the

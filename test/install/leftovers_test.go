@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/sandbox"
+	"github.com/serval-dev/serval/internal/sandbox"
 )
 
 // leftovers lists what of Serval's is in the cluster, besides the CRDs and

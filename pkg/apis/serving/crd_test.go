@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 var env *testenv.Environment

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/migrate"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 const virtualServiceCRD = "virtualservices.networking.istio.io"

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 func TestMetricSum(t *testing.T) {

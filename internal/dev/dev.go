@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/operator"
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 )
 

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/pkg/operator"
-	"github.com/serval-dev/serval/pkg/sandbox"
 )
 
 // benchControllers are kube-controller-manager's controllers in a bench

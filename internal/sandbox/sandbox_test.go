@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/sandbox"
+	"github.com/serval-dev/serval/internal/sandbox"
 )
 
 var sb *sandbox.Sandbox

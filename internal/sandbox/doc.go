@@ -1,5 +1,5 @@
 // Package sandbox runs a complete local Kubernetes cluster on simulated nodes:
-// etcd and kube-apiserver (through pkg/testenv), kube-controller-manager,
+// etcd and kube-apiserver (through internal/testenv), kube-controller-manager,
 // kube-scheduler and kwok, plus fake Nodes that kwok keeps Ready and whose Pods
 // it moves to Running. `serval dev`, the end-to-end tests and the benchmarks
 // build on it.

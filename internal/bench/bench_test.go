@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/serval-dev/serval/pkg/bench"
+	"github.com/serval-dev/serval/internal/bench"
 )
 
 // TestBenchAtTen runs `serval bench` at N=10 so that the harness cannot rot:

@@ -16,13 +16,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/internal/dev"
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/registry"
-	"github.com/serval-dev/serval/pkg/dev"
 	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
-	"github.com/serval-dev/serval/pkg/sandbox"
-	"github.com/serval-dev/serval/pkg/testenv"
 )
 
 // Namespace is where the InferenceServices of a run go.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 // kwokModule is the kwok release whose stage configs the sandbox uses; it

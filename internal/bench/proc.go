@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/serval-dev/serval/pkg/sandbox"
+	"github.com/serval-dev/serval/internal/sandbox"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of CPU times in /proc: 100 on

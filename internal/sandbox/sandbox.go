@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/testenv"
+	"github.com/serval-dev/serval/internal/testenv"
 )
 
 // DefaultControllers are the kube-controller-manager controllers the sandbox
@@ -42,7 +42,7 @@ type Options struct {
 	// when empty). Benchmarks leave out horizontalpodautoscaling: with no
 	// metrics API it only burns CPU.
 	Controllers string
-	// CRDPaths, SkipUpstreamCRDs and Scheme are passed to pkg/testenv.
+	// CRDPaths, SkipUpstreamCRDs and Scheme are passed to internal/testenv.
 	CRDPaths         []string
 	SkipUpstreamCRDs bool
 	Scheme           *runtime.Scheme

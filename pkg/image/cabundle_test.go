@@ -35,6 +35,9 @@ import (
 // layer against an https step whose certificate that CA signed: it is
 // trusted with the image's bundle and refused without the test CA.
 func TestCABundleVerifiesSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries: make test runs it, make test-unit (-short) does not")
+	}
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	t.Chdir(root)

@@ -18,6 +18,9 @@ import (
 // cluster and a registry see: the config (non-root user, entrypoint,
 // labels), both output formats, and that the binary in the layer runs.
 func TestImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries: make test runs it, make test-unit (-short) does not")
+	}
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	t.Chdir(root)

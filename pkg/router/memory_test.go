@@ -22,6 +22,9 @@ import (
 // and flags; it returns its address and process.
 func routerProcess(t *testing.T, graphJSON string, env []string, args ...string) (string, *os.Process) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the router binary: make test runs it, make test-unit (-short) does not")
+	}
 	bin := filepath.Join(t.TempDir(), "router")
 	build := exec.Command("go", "build", "-o", bin, "github.com/serval-dev/serval/cmd/router")
 	out, err := build.CombinedOutput()

@@ -367,14 +367,17 @@ func TestLargeStreamingBodies(t *testing.T) {
 // TestConnectionReuse checks that calls reuse connections to a step, and
 // that a connection the backend closed while idle is replaced.
 func TestConnectionReuse(t *testing.T) {
-	var conns atomic.Int32
+	var conns, closed atomic.Int32
 	b := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_, _ = w.Write([]byte(`{}`))
 	}))
 	b.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
+		switch s {
+		case http.StateNew:
 			conns.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
 		}
 	}
 	b.Start()
@@ -388,7 +391,7 @@ func TestConnectionReuse(t *testing.T) {
 	}
 	assert.Equal(t, int32(1), conns.Load(), "100 sequential calls over one kept-alive connection")
 	b.CloseClientConnections()
-	time.Sleep(50 * time.Millisecond)
+	require.Eventually(t, func() bool { return closed.Load() == 1 }, 5*time.Second, time.Millisecond, "the backend closed the idle connection")
 	status, body := post(t, srv.URL, `{}`)
 	assert.Equal(t, 200, status, body)
 }

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func TestCABundleDriftIsRepaired(t *testing.T) {
 		err error
 	}
 	attempts := make(chan []attempt)
+	var made atomic.Int64
 	go func() {
 		var all []attempt
 		for {
@@ -45,6 +47,7 @@ func TestCABundleDriftIsRepaired(t *testing.T) {
 				panic(err)
 			}
 			all = append(all, attempt{time.Now(), k8s.Create(ctx, obj, client.DryRunAll)})
+			made.Add(1)
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
@@ -75,7 +78,10 @@ func TestCABundleDriftIsRepaired(t *testing.T) {
 		return true
 	}, 10*time.Second, 50*time.Millisecond, "the caBundle is repaired within 10 s")
 	t.Logf("caBundle repaired %s after it was cleared", repaired.Round(time.Millisecond))
-	time.Sleep(2 * time.Second) // creates go on after the repair
+	// Creates go on after the repair: 20 more, once a second has passed.
+	require.Eventually(t, func() bool { return time.Since(cleared) > repaired+time.Second }, 5*time.Second, 10*time.Millisecond)
+	later := made.Load()
+	require.Eventually(t, func() bool { return made.Load() >= later+20 }, 30*time.Second, 10*time.Millisecond)
 	close(stop)
 	all := <-attempts
 	var failed, after int

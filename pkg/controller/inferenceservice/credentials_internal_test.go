@@ -37,6 +37,9 @@ func TestCredentialsMemo(t *testing.T) {
 	assert.Len(t, m.entries, 1, "stale entries are dropped as new ones come")
 }
 
+// TestCredentialsMemoLoadsOnceForConcurrentMisses: 16 loads at once read
+// once, however they interleave: those that arrive while the read is in
+// flight share it, the later ones find its result remembered.
 func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
 	m := newCredentialsMemo()
 	sa := types.NamespacedName{Namespace: "ns", Name: "default"}
@@ -55,9 +58,7 @@ func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
 			assert.Len(t, got, 1)
 		})
 	}
-	// Let the 16 loads pile up on the first read before it returns.
 	assert.Eventually(t, func() bool { return reads.Load() == 1 }, time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
 	close(release)
 	wg.Wait()
 	assert.Equal(t, int32(1), reads.Load(), "one read for 16 reconciles that missed together")

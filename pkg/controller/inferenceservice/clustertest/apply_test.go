@@ -1,4 +1,4 @@
-package inferenceservice_test
+package clustertest
 
 import (
 	"context"
@@ -153,13 +153,13 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 
 	// A ConfigMap event re-enqueues every InferenceService without changing
 	// anything they render.
-	skipsBefore := applySkips(t)
+	reconcilesBefore := reconciled.of(ns, "idle")
 	before := writes.total.Load()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: managerNamespace},
 		Data: map[string]string{"deploy.defaultDeploymentMode": "Standard"}}
 	require.NoError(t, k8s.Create(context.Background(), cm))
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
-	eventually(t, "the re-reconcile", func() bool { return applySkips(t) >= skipsBefore+5 })
+	waitReconciled(t, ns, "idle", reconcilesBefore)
 	quiesce(t, ns)
 	idle := writes.since(before, ns)
 	t.Logf("writes of the idle re-reconcile: %d", len(idle))
@@ -174,14 +174,6 @@ func conditionGauge(t *testing.T, ns, name, typ, status string) (value float64, 
 		map[string]string{"namespace": ns, "name": name, "type": typ, "status": status})
 	require.NoError(t, err)
 	return value, ok
-}
-
-// applySkips reads serval_apply_total{result="skip"} summed over kinds.
-func applySkips(t *testing.T) float64 {
-	t.Helper()
-	total, _, err := testenv.MetricSum("serval_apply_total", map[string]string{"result": "skip"})
-	require.NoError(t, err)
-	return total
 }
 
 // TestFieldDroppedAfterCreateIsRemoved: a child is created with a plain

@@ -1,4 +1,4 @@
-package inferenceservice_test
+package clustertest
 
 import (
 	"bytes"
@@ -109,9 +109,9 @@ func TestServerlessSampleWithIstio(t *testing.T) {
 
 	// Idle: a ConfigMap event re-enqueues it and nothing is written.
 	before := writes.total.Load()
-	skips := applySkips(t)
+	reconcilesBefore := reconciled.of(ns, "torch-transformer")
 	setConfig(t, map[string]string{"deploy.defaultDeploymentMode": "Standard"})
-	eventually(t, "the re-reconcile", func() bool { return applySkips(t) >= skips+4 })
+	waitReconciled(t, ns, "torch-transformer", reconcilesBefore)
 	quiesce(t, ns)
 	assert.Empty(t, writes.since(before, ns), "an idle re-reconcile writes nothing")
 

@@ -1,4 +1,4 @@
-package inferencegraph_test
+package clustertest
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
@@ -154,10 +153,10 @@ func TestGraphReadyOnlyWithItsServices(t *testing.T) {
 	// Steady state: a config change that changes nothing brings a
 	// reconcile of every graph, and no write.
 	settle(t, ns)
-	before, reconciled := len(writes.into(ns)), reconciles(t)
+	before, reconciled := len(writes.into(ns)), reconciles.Of("inferencegraph", ns, "pets")
 	touchConfig(t)
-	eventually(t, "a reconcile after the config change", func() bool { return reconciles(t) > reconciled })
-	time.Sleep(time.Second)
+	eventually(t, "a reconcile of the graph after the config change", func() bool { return reconciles.Of("inferencegraph", ns, "pets") > reconciled })
+	settle(t, ns)
 	assert.Empty(t, writes.into(ns)[before:], "an unchanged graph is not written to")
 
 	require.NoError(t, k8s.Delete(context.Background(), &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "breeds", Namespace: ns}}))
@@ -179,16 +178,6 @@ func settle(t *testing.T, ns string) {
 			last, since = n, time.Now()
 		}
 	}
-}
-
-// reconciles is the number of reconciles the graph controller has finished,
-// from controller-runtime's metrics: the evidence that a check for "no
-// writes" watched a reconcile happen.
-func reconciles(t *testing.T) float64 {
-	t.Helper()
-	n, _, err := testenv.MetricSum("controller_runtime_reconcile_total", map[string]string{"controller": "inferencegraph"})
-	require.NoError(t, err)
-	return n
 }
 
 var touches atomic.Int32

@@ -1,4 +1,4 @@
-package inferencegraph_test
+package clustertest
 
 import (
 	"context"
@@ -65,8 +65,12 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// reconciles counts the finished reconciles of each graph: the evidence
+// that a check for "no writes" watched the reconcile it means to.
+var reconciles = testenv.NewReconciles()
+
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()))
 	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) {
 			env, k8s = e, e.Client

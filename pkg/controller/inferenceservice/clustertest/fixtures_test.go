@@ -1,4 +1,4 @@
-package inferenceservice_test
+package clustertest
 
 import (
 	"context"

@@ -1,18 +1,16 @@
-package inferenceservice_test
+package clustertest
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -114,71 +112,15 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// reconciled counts the finished reconciles of each InferenceService, from
-// the lines controller-runtime logs at the end of each request ("Reconcile
-// successful" and "Reconcile done, ..." at V(5), "Reconciler error"): a
-// negative check ("nothing happens") starts only after evidence that a
-// reconcile ran, and a requeue storm shows as reconciles, not writes.
-var reconciled = reconcileCounter{n: map[string]int{}}
+// reconciles counts every controller's finished reconciles by object;
+// reconciled reads the InferenceService controller's.
+var reconciles = testenv.NewReconciles()
 
-type reconcileCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
+var reconciled isvcReconciles
 
-func (c *reconcileCounter) of(ns, name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[ns+"/"+name]
-}
+type isvcReconciles struct{}
 
-func (c *reconcileCounter) count(values []any) {
-	v := map[string]any{}
-	for i := 0; i+1 < len(values); i += 2 {
-		if k, ok := values[i].(string); ok {
-			v[k] = values[i+1]
-		}
-	}
-	if v["controller"] != "inferenceservice" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n[fmt.Sprintf("%v/%v", v["namespace"], v["name"])]++
-}
-
-// countingSink passes log lines on to the test's logger and counts the
-// inferenceservice controller's finished reconciles by object.
-type countingSink struct {
-	logr.LogSink
-	values []any
-}
-
-func (s countingSink) Enabled(level int) bool { return level == 5 || s.LogSink.Enabled(level) }
-
-func (s countingSink) Info(level int, msg string, kv ...any) {
-	if level == 5 && (msg == "Reconcile successful" || strings.HasPrefix(msg, "Reconcile done")) {
-		reconciled.count(append(slices.Clone(s.values), kv...))
-	}
-	if s.LogSink.Enabled(level) {
-		s.LogSink.Info(level, msg, kv...)
-	}
-}
-
-func (s countingSink) Error(err error, msg string, kv ...any) {
-	if msg == "Reconciler error" {
-		reconciled.count(append(slices.Clone(s.values), kv...))
-	}
-	s.LogSink.Error(err, msg, kv...)
-}
-
-func (s countingSink) WithValues(kv ...any) logr.LogSink {
-	return countingSink{s.LogSink.WithValues(kv...), append(slices.Clone(s.values), kv...)}
-}
-
-func (s countingSink) WithName(name string) logr.LogSink {
-	return countingSink{s.LogSink.WithName(name), s.values}
-}
+func (isvcReconciles) of(ns, name string) int { return reconciles.Of("inferenceservice", ns, name) }
 
 // waitReconciled waits until ns/name has finished a reconcile after the
 // count before: evidence that a change was seen.
@@ -203,7 +145,7 @@ func noReconcileStorm(t *testing.T, ns, name string, d time.Duration, max int) {
 }
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(logr.New(countingSink{LogSink: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()}))
+	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()))
 	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) {
 			env, k8s = e, e.Client

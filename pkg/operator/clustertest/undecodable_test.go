@@ -1,4 +1,4 @@
-package operator
+package clustertest
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,16 +23,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/operator"
 )
 
 var env *testenv.Environment
 
 func TestMain(m *testing.M) {
-	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: Scheme()},
+	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) { env = e })
 }
 
@@ -152,11 +153,11 @@ func TestUndecodableObjectsDoNotStopOthers(t *testing.T) {
 		eventually(t, name+" reported", func() bool { return readyReason(t, name) == v1beta1.ReasonUndecodableSpec })
 		ready := meta.FindStatusCondition(getISVC(t, name).Status.Conditions, v1beta1.ConditionReady)
 		assert.Contains(t, ready.Message, want)
-		assert.Equal(t, 1.0, testutil.ToFloat64(undecodableObjects.WithLabelValues("InferenceService", "undecodable", name)))
+		assert.Equal(t, 1.0, undecodableGauge(t, "InferenceService", "undecodable", name))
 		eventually(t, name+" Event", func() bool { return hasEvent(t, "undecodable", name, want) })
 		assert.False(t, exists(&appsv1.Deployment{}, "undecodable", name+"-predictor"), "nothing is rendered from %s", name)
 	}
-	assert.Equal(t, 1.0, testutil.ToFloat64(undecodableObjects.WithLabelValues("ClusterServingRuntime", "", "broken")))
+	assert.Equal(t, 1.0, undecodableGauge(t, "ClusterServingRuntime", "", "broken"))
 	eventually(t, "broken runtime Event", func() bool {
 		return hasEvent(t, "default", "broken", "spec.containers[0].ports[0].containerPort: cannot unmarshal string")
 	})
@@ -172,7 +173,7 @@ func TestUndecodableObjectsDoNotStopOthers(t *testing.T) {
 	require.NoError(t, c.Update(ctx, fixed))
 	eventually(t, "the fixed one's Deployment", func() bool { return exists(&appsv1.Deployment{}, "undecodable", "bad-env-predictor") })
 	eventually(t, "the gauge drops the fixed one", func() bool {
-		return testutil.CollectAndCount(undecodableObjects) == len(bad)-1+1 // three InferenceServices and the runtime
+		return undecodableSeries(t) == len(bad)-1+1 // three InferenceServices and the runtime
 	})
 }
 
@@ -234,7 +235,7 @@ func startManager(ctx context.Context, t *testing.T, cfg *rest.Config) string {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	mgr, err := New(ctx, cfg, Options{Namespace: "serval-system", MetricsAddr: "0", HealthProbeAddr: addr, SkipNameValidation: true})
+	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: "serval-system", MetricsAddr: "0", HealthProbeAddr: addr, SkipNameValidation: true})
 	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {
@@ -320,4 +321,25 @@ func repoPath(t *testing.T, rel string) string {
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	return root + "/" + rel
+}
+
+// undecodableGauge reads serval_undecodable_objects for one object.
+func undecodableGauge(t *testing.T, kind, ns, name string) float64 {
+	t.Helper()
+	v, _, err := testenv.MetricSum("serval_undecodable_objects", map[string]string{"kind": kind, "namespace": ns, "name": name})
+	require.NoError(t, err)
+	return v
+}
+
+// undecodableSeries counts the series of serval_undecodable_objects.
+func undecodableSeries(t *testing.T) int {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "serval_undecodable_objects" {
+			return len(f.GetMetric())
+		}
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package inferencegraph_test
+package clustertest
 
 import (
 	"context"

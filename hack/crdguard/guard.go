@@ -42,6 +42,11 @@ var guardedTypes = map[reflect.Type]bool{
 // the manager tolerates the rarer mistakes elsewhere.
 var containerType = reflect.TypeFor[corev1.Container]()
 
+// podSpecType is guarded in part too, where a kind keeps a whole pod
+// template schemaless (an LLMInferenceService's): its containers, as
+// above, and its numbers and booleans.
+var podSpecType = reflect.TypeFor[corev1.PodSpec]()
+
 // guard returns the decode guard of a Go type, or nil when the type is left
 // schemaless: a schema that types every field whose value Go could fail to
 // decode (numbers, booleans, quantities, int-or-strings, and the objects and
@@ -52,7 +57,7 @@ func guard(t reflect.Type) *apiextensionsv1.JSONSchemaProps {
 	for base.Kind() == reflect.Pointer || base.Kind() == reflect.Slice {
 		base = base.Elem()
 	}
-	if !guardedTypes[base] && base != containerType {
+	if !guardedTypes[base] && base != containerType && base != podSpecType {
 		return nil
 	}
 	return guardOf(t, map[reflect.Type]bool{})
@@ -119,6 +124,9 @@ func guardStruct(t reflect.Type, visiting map[reflect.Type]bool) *apiextensionsv
 		if t == containerType && guard(f.Type) == nil {
 			continue // left as written: see containerType
 		}
+		if t == podSpecType && guard(f.Type) == nil && !scalar(f.Type) {
+			continue // left as written: see podSpecType
+		}
 		if g := guardOf(f.Type, visiting); g != nil {
 			props[f.Name] = *g
 		}
@@ -131,3 +139,15 @@ func guardStruct(t reflect.Type, visiting map[reflect.Type]bool) *apiextensionsv
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// scalar reports whether t (or what it points to) is a number or a boolean.
+func scalar(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}

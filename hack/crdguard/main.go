@@ -24,15 +24,18 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // roots are the Go types of the kinds whose CRDs are guarded.
 var roots = map[string]reflect.Type{
-	"InferenceService":      reflect.TypeFor[v1beta1.InferenceService](),
-	"ServingRuntime":        reflect.TypeFor[v1alpha1.ServingRuntime](),
-	"ClusterServingRuntime": reflect.TypeFor[v1alpha1.ClusterServingRuntime](),
-	"InferenceGraph":        reflect.TypeFor[v1alpha1.InferenceGraph](),
+	"InferenceService":          reflect.TypeFor[v1beta1.InferenceService](),
+	"ServingRuntime":            reflect.TypeFor[v1alpha1.ServingRuntime](),
+	"ClusterServingRuntime":     reflect.TypeFor[v1alpha1.ClusterServingRuntime](),
+	"InferenceGraph":            reflect.TypeFor[v1alpha1.InferenceGraph](),
+	"LLMInferenceService":       reflect.TypeFor[v1alpha2.LLMInferenceService](),
+	"LLMInferenceServiceConfig": reflect.TypeFor[v1alpha2.LLMInferenceServiceConfig](),
 }
 
 func main() {

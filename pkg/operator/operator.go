@@ -30,6 +30,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
@@ -173,7 +174,7 @@ const CertSecretName = "serval-webhook-certs"
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		gatewayv1.Install, v1beta1.AddToScheme, v1alpha1.AddToScheme} {
+		gatewayv1.Install, v1beta1.AddToScheme, v1alpha1.AddToScheme, v1alpha2.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // only on a programming error in the scheme builders
 		}

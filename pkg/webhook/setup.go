@@ -4,6 +4,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 )
@@ -24,6 +25,12 @@ func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimi
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{Limits: graphLimits}).Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{}).Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{}).Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader()}).Complete()

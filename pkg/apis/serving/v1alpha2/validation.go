@@ -1,0 +1,268 @@
+package v1alpha2
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// notYet is the message of a KServe field Serval does not implement yet.
+const notYet = "not supported by Serval yet"
+
+// Validate checks an LLMInferenceService as admission does: KServe's rules,
+// the model's storage URI, and the fields Serval does not implement yet,
+// refused by name. prev is the stored object on an update, else nil. The
+// warnings are for a spec that is valid but says something twice.
+func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.ErrorList) {
+	spec := field.NewPath("spec")
+	if svc.Spec.Model.URI == "" {
+		errs = append(errs, field.Required(spec.Child("model", "uri"), "the model's storage URI is required (hf://, s3://, gs://, pvc://, oci://...)"))
+	}
+	errs = append(errs, ValidateSpec(&svc.Spec, svc.Name)...)
+	w, routeErrs := validateRouter(svc.Spec.Router)
+	warnings = append(warnings, w...)
+	errs = append(errs, routeErrs...)
+	if prev != nil {
+		errs = append(errs, validateImmutableParallelism(spec.Child("parallelism"), prev.Spec.Parallelism, svc.Spec.Parallelism)...)
+	}
+	return warnings, errs
+}
+
+// ValidateConfig checks a preset: the rules of a spec that hold of its
+// parts (a preset may leave the model out; its strings may be templates
+// rendered later).
+func ValidateConfig(cfg *LLMInferenceServiceConfig) field.ErrorList {
+	return ValidateSpec(&cfg.Spec, "")
+}
+
+// ValidateSpec checks the rules that hold of any spec, a service's or a
+// preset's. baseModel is the service's name, the model's name when it has
+// none ("" for a preset).
+func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if s.Model.URI != "" && !hasTemplate(s.Model.URI) {
+		if _, err := storage.Parse(s.Model.URI); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("model", "uri"), s.Model.URI, err.Error()))
+		}
+	}
+	errs = append(errs, refuseUnsupported(s)...)
+	errs = append(errs, validateParallelism(spec.Child("parallelism"), s.Parallelism)...)
+	errs = append(errs, validateScheduler(s.Router)...)
+	errs = append(errs, validateLoRA(s.Model.LoRA, ptr.Deref(s.Model.Name, baseModel), spec.Child("model", "lora"))...)
+	errs = append(errs, validateTraffic(s.Router)...)
+	return errs
+}
+
+// refuseUnsupported refuses, by name, the KServe fields Serval does not
+// implement yet.
+func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	refuse := func(set bool, p *field.Path) {
+		if set {
+			errs = append(errs, field.Forbidden(p, p.String()+" is "+notYet))
+		}
+	}
+	refuse(s.Prefill != nil, spec.Child("prefill"))
+	refuse(s.Worker != nil, spec.Child("worker"))
+	refuse(s.Scaling != nil, spec.Child("scaling"))
+	refuse(s.KVCacheOffloading != nil, spec.Child("kvCacheOffloading"))
+	refuse(s.RolloutStrategy != nil, spec.Child("rolloutStrategy"))
+	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
+	return errs
+}
+
+// validateRouter checks the route against the Gateways, as KServe does.
+func validateRouter(r *RouterSpec) (warnings []string, errs field.ErrorList) {
+	if r == nil || r.Route == nil || r.Route.HTTP == nil {
+		return nil, nil
+	}
+	routePath := field.NewPath("spec", "router", "route", "http")
+	refsPath, specPath := routePath.Child("refs"), routePath.Child("spec")
+	gwRefsPath := field.NewPath("spec", "router", "gateway", "refs")
+	http := r.Route.HTTP
+	if len(http.Refs) > 0 && http.Spec != nil {
+		errs = append(errs, field.Invalid(routePath, "refs and spec",
+			fmt.Sprintf("set either %s (your own HTTPRoutes) or %s (one Serval makes), not both", refsPath, specPath)))
+	}
+	if len(http.Refs) > 0 && r.Gateway != nil && len(r.Gateway.Refs) == 0 {
+		errs = append(errs, field.Invalid(refsPath, len(http.Refs),
+			fmt.Sprintf("your own HTTPRoutes cannot be used with the default Gateway: remove %s or set %s", refsPath, gwRefsPath)))
+	}
+	if http.Spec != nil && len(http.Spec.ParentRefs) > 0 && r.Gateway != nil && len(r.Gateway.Refs) > 0 {
+		if sameGateways(http.Spec.ParentRefs, r.Gateway.Refs) {
+			warnings = append(warnings, fmt.Sprintf("%s.parentRefs can be left out when %s is set: Serval derives them from it", specPath, gwRefsPath))
+		} else {
+			errs = append(errs, field.Invalid(specPath.Child("parentRefs"), len(http.Spec.ParentRefs),
+				fmt.Sprintf("the route's parentRefs name other Gateways than %s: remove one of them", gwRefsPath)))
+		}
+	}
+	return warnings, errs
+}
+
+// sameGateways reports whether parent references and Gateway references
+// name the same listeners.
+func sameGateways(parents []gwapiv1.ParentReference, gateways []GatewayObjectReference) bool {
+	a := make([]gatewayKey, len(parents))
+	for i, r := range parents {
+		a[i] = gatewayKey{string(ptr.Deref(r.Namespace, "")), string(r.Name), string(ptr.Deref(r.SectionName, ""))}
+	}
+	return sameGatewayKeys(a, gatewayKeys(gateways))
+}
+
+type gatewayKey struct{ namespace, name, section string }
+
+func compareKeys(a, b gatewayKey) int {
+	return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name), cmp.Compare(a.section, b.section))
+}
+
+func sameGatewayKeys(a, b []gatewayKey) bool {
+	slices.SortFunc(a, compareKeys)
+	slices.SortFunc(b, compareKeys)
+	return slices.Equal(a, b)
+}
+
+func gatewayKeys(refs []GatewayObjectReference) []gatewayKey {
+	out := make([]gatewayKey, len(refs))
+	for i, r := range refs {
+		out[i] = gatewayKey{r.Namespace, r.Name, ptr.Deref(r.SectionName, "")}
+	}
+	return out
+}
+
+// validateParallelism checks that the sizes are consistent.
+func validateParallelism(p *field.Path, par *ParallelismSpec) field.ErrorList {
+	if par == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if par.IsPipelineParallel() && par.IsDataParallel() {
+		errs = append(errs, field.Invalid(p, "pipeline and data", "set pipeline parallelism or data parallelism (data, dataLocal), not both"))
+	}
+	if par.Data != nil && par.DataLocal == nil {
+		errs = append(errs, field.Required(p.Child("dataLocal"), "dataLocal must be set when data is set"))
+	}
+	if par.DataLocal != nil && par.Data == nil {
+		errs = append(errs, field.Required(p.Child("data"), "data must be set when dataLocal is set"))
+	}
+	for name, v := range map[string]*int32{"tensor": par.Tensor, "pipeline": par.Pipeline, "data": par.Data, "dataLocal": par.DataLocal} {
+		if v != nil && *v <= 0 {
+			errs = append(errs, field.Invalid(p.Child(name), *v, name+" parallelism must be greater than 0"))
+		}
+	}
+	slices.SortFunc(errs, func(a, b *field.Error) int { return cmp.Compare(a.Field, b.Field) })
+	return errs
+}
+
+// validateImmutableParallelism refuses a change of the total parallelism
+// (tensor × pipeline × data) once set: the workload's pods are sized by it.
+func validateImmutableParallelism(p *field.Path, prev, curr *ParallelismSpec) field.ErrorList {
+	if prev == nil || curr == nil {
+		return nil
+	}
+	if before, after := prev.Size(), curr.Size(); before != after {
+		return field.ErrorList{field.Invalid(p, after, fmt.Sprintf("the total parallelism size cannot change (it was %d, it would be %d): create a new service", before, after))}
+	}
+	return nil
+}
+
+// validateScheduler checks the picker's replicas and its config.
+func validateScheduler(r *RouterSpec) field.ErrorList {
+	if r == nil || r.Scheduler == nil {
+		return nil
+	}
+	p := field.NewPath("spec", "router", "scheduler")
+	var errs field.ErrorList
+	s := r.Scheduler
+	if s.Replicas != nil && *s.Replicas <= 0 {
+		errs = append(errs, field.Invalid(p.Child("replicas"), *s.Replicas, "the scheduler's replicas must be greater than zero"))
+	}
+	if s.Pool != nil && s.Pool.Spec != nil && s.Pool.Ref != nil {
+		errs = append(errs, field.Invalid(p.Child("pool"), "spec and ref", "set either pool.spec (an InferencePool Serval makes) or pool.ref (your own), not both"))
+	}
+	c := s.Config
+	if c == nil {
+		return errs
+	}
+	cp := p.Child("config")
+	switch {
+	case c.Inline == nil && c.Ref == nil:
+		errs = append(errs, field.Required(cp, "set config.inline (an EndpointPickerConfig) or config.ref (a ConfigMap key holding one)"))
+	case c.Inline != nil && c.Ref != nil:
+		errs = append(errs, field.Invalid(cp, "inline and ref", "set either config.inline or config.ref, not both"))
+	}
+	if c.Inline != nil {
+		var obj map[string]any
+		if err := yaml.Unmarshal(c.Inline.Raw, &obj); err != nil || len(obj) == 0 {
+			errs = append(errs, field.Invalid(cp.Child("inline"), string(c.Inline.Raw), "not an EndpointPickerConfig object"))
+		}
+	}
+	if c.Ref != nil && c.Ref.Name == "" {
+		errs = append(errs, field.Required(cp.Child("ref", "name"), "the ConfigMap's name is required"))
+	}
+	return errs
+}
+
+// validateLoRA checks the adapters' names: present, no path traversal, each
+// once, none the base model's.
+func validateLoRA(l *LoRASpec, baseModel string, p *field.Path) field.ErrorList {
+	if l == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	seen := map[string]int{}
+	for i, a := range l.Adapters {
+		np := p.Child("adapters").Index(i).Child("name")
+		if a.Name == nil || *a.Name == "" {
+			errs = append(errs, field.Required(np, "every adapter needs a name: requests select it by that name"))
+			continue
+		}
+		name := *a.Name
+		switch {
+		case name == "." || name == "..":
+			errs = append(errs, field.Invalid(np, name, `an adapter's name must not be "." or ".." (it is a directory name)`))
+		case seen[name] > 0:
+			errs = append(errs, field.Duplicate(np, name))
+		case baseModel != "" && name == baseModel:
+			errs = append(errs, field.Invalid(np, name, fmt.Sprintf("an adapter's name must differ from the base model's (%q)", baseModel)))
+		}
+		seen[name] = i + 1
+		if a.URI == "" {
+			errs = append(errs, field.Required(p.Child("adapters").Index(i).Child("uri"), "every adapter needs a storage URI"))
+		} else if !hasTemplate(a.URI) {
+			if _, err := storage.Parse(a.URI); err != nil {
+				errs = append(errs, field.Invalid(p.Child("adapters").Index(i).Child("uri"), a.URI, err.Error()))
+			}
+		}
+	}
+	return errs
+}
+
+// validateTraffic checks a routing group's fields: both or neither, and only
+// with Gateway API routing.
+func validateTraffic(r *RouterSpec) field.ErrorList {
+	if r == nil || r.Route == nil || (r.Route.Group == nil && r.Route.Weight == nil) {
+		return nil
+	}
+	p := field.NewPath("spec", "router", "route")
+	if r.Ingress != nil {
+		return field.ErrorList{field.Invalid(p.Child("group"), ptr.Deref(r.Route.Group, ""),
+			"a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress")}
+	}
+	var errs field.ErrorList
+	if r.Route.Group == nil {
+		errs = append(errs, field.Required(p.Child("group"), "weight requires group"))
+	}
+	if r.Route.Weight == nil {
+		errs = append(errs, field.Required(p.Child("weight"), "group requires weight"))
+	}
+	return errs
+}

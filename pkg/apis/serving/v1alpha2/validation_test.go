@@ -1,0 +1,128 @@
+package v1alpha2
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+func service(change func(*LLMInferenceServiceSpec)) *LLMInferenceService {
+	s := &LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "ns"},
+		Spec: LLMInferenceServiceSpec{Model: LLMModelSpec{URI: "hf://meta-llama/Llama-3.1-8B"}}}
+	if change != nil {
+		change(&s.Spec)
+	}
+	return s
+}
+
+func TestValidate(t *testing.T) {
+	rawJSON := &apiextensionsv1.JSON{Raw: []byte(`{}`)}
+	tests := []struct {
+		name string
+		svc  *LLMInferenceService
+		// want are the error messages, in order; warn the warnings.
+		want []string
+		warn []string
+	}{
+		{name: "a model alone", svc: service(nil)},
+		{name: "no model URI", svc: service(func(s *LLMInferenceServiceSpec) { s.Model.URI = "" }),
+			want: []string{"spec.model.uri: Required value: the model's storage URI is required (hf://, s3://, gs://, pvc://, oci://...)"}},
+		{name: "an unknown scheme", svc: service(func(s *LLMInferenceServiceSpec) { s.Model.URI = "ftp://models/llama" }),
+			want: []string{`spec.model.uri: Invalid value: "ftp://models/llama": storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf://, pvc:// or oci:// (oci+native://, oci+fetch://)`}},
+		{name: "the fields of the next issue, by name", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Prefill = &WorkloadSpec{}
+			s.Worker = &corev1.PodSpec{}
+			s.Scaling = rawJSON
+			s.KVCacheOffloading = rawJSON
+			s.RolloutStrategy = &RolloutStrategy{}
+			s.Model.Confidential = rawJSON
+		}), want: []string{
+			"spec.prefill: Forbidden: spec.prefill is not supported by Serval yet",
+			"spec.worker: Forbidden: spec.worker is not supported by Serval yet",
+			"spec.scaling: Forbidden: spec.scaling is not supported by Serval yet",
+			"spec.kvCacheOffloading: Forbidden: spec.kvCacheOffloading is not supported by Serval yet",
+			"spec.rolloutStrategy: Forbidden: spec.rolloutStrategy is not supported by Serval yet",
+			"spec.model.confidential: Forbidden: spec.model.confidential is not supported by Serval yet",
+		}},
+		{name: "pipeline and data parallelism", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2), Data: ptr.To[int32](2)}
+		}), want: []string{
+			`spec.parallelism: Invalid value: "pipeline and data": set pipeline parallelism or data parallelism (data, dataLocal), not both`,
+			"spec.parallelism.dataLocal: Required value: dataLocal must be set when data is set",
+		}},
+		{name: "route refs and spec", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{HTTP: &HTTPRouteSpec{Refs: []corev1.LocalObjectReference{{Name: "mine"}}, Spec: &gwapiv1.HTTPRouteSpec{}}}}
+		}), want: []string{`spec.router.route.http: Invalid value: "refs and spec": set either spec.router.route.http.refs (your own HTTPRoutes) or spec.router.route.http.spec (one Serval makes), not both`}},
+		{name: "own routes with the default Gateway", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Gateway: &GatewaySpec{}, Route: &GatewayRoutesSpec{HTTP: &HTTPRouteSpec{Refs: []corev1.LocalObjectReference{{Name: "mine"}}}}}
+		}), want: []string{"spec.router.route.http.refs: Invalid value: 1: your own HTTPRoutes cannot be used with the default Gateway: remove spec.router.route.http.refs or set spec.router.gateway.refs"}},
+		{name: "parentRefs that repeat the Gateway refs", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Gateway: &GatewaySpec{Refs: []GatewayObjectReference{{UntypedObjectReference: UntypedObjectReference{Name: "gw", Namespace: "infra"}}}},
+				Route: &GatewayRoutesSpec{HTTP: &HTTPRouteSpec{Spec: &gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{
+					ParentRefs: []gwapiv1.ParentReference{{Name: "gw", Namespace: ptr.To[gwapiv1.Namespace]("infra")}}}}}}}
+		}), warn: []string{"spec.router.route.http.spec.parentRefs can be left out when spec.router.gateway.refs is set: Serval derives them from it"}},
+		{name: "parentRefs that differ from the Gateway refs", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Gateway: &GatewaySpec{Refs: []GatewayObjectReference{{UntypedObjectReference: UntypedObjectReference{Name: "gw"}}}},
+				Route: &GatewayRoutesSpec{HTTP: &HTTPRouteSpec{Spec: &gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{
+					ParentRefs: []gwapiv1.ParentReference{{Name: "other"}}}}}}}
+		}), want: []string{"spec.router.route.http.spec.parentRefs: Invalid value: 1: the route's parentRefs name other Gateways than spec.router.gateway.refs: remove one of them"}},
+		{name: "scheduler config both ways, zero replicas", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Replicas: ptr.To[int32](0), Config: &SchedulerConfigSpec{
+				Inline: &runtime.RawExtension{Raw: []byte(`{"kind":"EndpointPickerConfig"}`)}, Ref: &corev1.ConfigMapKeySelector{}}}}
+		}), want: []string{
+			"spec.router.scheduler.replicas: Invalid value: 0: the scheduler's replicas must be greater than zero",
+			`spec.router.scheduler.config: Invalid value: "inline and ref": set either config.inline or config.ref, not both`,
+			"spec.router.scheduler.config.ref.name: Required value: the ConfigMap's name is required",
+		}},
+		{name: "an inline config that is no object", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Config: &SchedulerConfigSpec{Inline: &runtime.RawExtension{Raw: []byte(`"x"`)}}}}
+		}), want: []string{`spec.router.scheduler.config.inline: Invalid value: "\"x\"": not an EndpointPickerConfig object`}},
+		{name: "LoRA adapters", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Model.LoRA = &LoRASpec{Adapters: []LLMModelSpec{
+				{Name: ptr.To("sql"), URI: "hf://org/sql"}, {Name: ptr.To("sql"), URI: "hf://org/sql2"}, {URI: "hf://org/x"},
+				{Name: ptr.To(".."), URI: "hf://org/y"}, {Name: ptr.To("llama"), URI: "s3://b/z"}, {Name: ptr.To("nouri")}}}
+		}), want: []string{
+			`spec.model.lora.adapters[1].name: Duplicate value: "sql"`,
+			"spec.model.lora.adapters[2].name: Required value: every adapter needs a name: requests select it by that name",
+			`spec.model.lora.adapters[3].name: Invalid value: "..": an adapter's name must not be "." or ".." (it is a directory name)`,
+			`spec.model.lora.adapters[4].name: Invalid value: "llama": an adapter's name must differ from the base model's ("llama")`,
+			"spec.model.lora.adapters[5].uri: Required value: every adapter needs a storage URI",
+		}},
+		{name: "a group without weight, with an Ingress", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Ingress: &IngressSpec{}, Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
+		}), want: []string{`spec.router.route.group: Invalid value: "chat": a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress`}},
+		{name: "weight without group", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Weight: ptr.To[int32](10)}}
+		}), want: []string{"spec.router.route.group: Required value: weight requires group"}},
+		{name: "a templated URI is checked once rendered", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Model.URI = "{{ .ObjectMeta.Annotations.model }}"
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			warnings, errs := Validate(tt.svc, nil)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.warn, warnings)
+		})
+	}
+}
+
+func TestParallelismIsImmutable(t *testing.T) {
+	prev := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](2)} })
+	same := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](2)} })
+	grown := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](4)} })
+	_, errs := Validate(same, prev)
+	assert.Empty(t, errs)
+	_, errs = Validate(grown, prev)
+	assert.EqualError(t, errs.ToAggregate(), "spec.parallelism: Invalid value: 4: the total parallelism size cannot change (it was 2, it would be 4): create a new service")
+}

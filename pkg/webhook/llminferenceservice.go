@@ -1,0 +1,97 @@
+package webhook
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+)
+
+// +kubebuilder:webhook:path=/mutate-serving-serval-dev-v1alpha2-llminferenceservice,mutating=true,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=llminferenceservices,verbs=create;update,versions=v1alpha2,name=llminferenceservice.default.serving.serval.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-serving-serval-dev-v1alpha2-llminferenceservice,mutating=false,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=llminferenceservices,verbs=create;update,versions=v1alpha2,name=llminferenceservice.validate.serving.serval.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-serving-serval-dev-v1alpha2-llminferenceserviceconfig,mutating=false,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=llminferenceserviceconfigs,verbs=create;update,versions=v1alpha2,name=llminferenceserviceconfig.validate.serving.serval.dev,admissionReviewVersions=v1
+
+// LLMInferenceService defaults and validates LLMInferenceServices: KServe's
+// defaults and rules, fields that do not decode or are unknown, and the
+// fields Serval does not implement yet, refused by name.
+type LLMInferenceService struct{}
+
+var (
+	_ admission.Defaulter[*v1alpha2.LLMInferenceService] = LLMInferenceService{}
+	_ admission.Validator[*v1alpha2.LLMInferenceService] = LLMInferenceService{}
+)
+
+var llmInferenceServiceKind = v1alpha2.GroupVersion.WithKind("LLMInferenceService").GroupKind()
+
+// Default implements admission.Defaulter.
+func (LLMInferenceService) Default(_ context.Context, svc *v1alpha2.LLMInferenceService) error {
+	if svc.DecodeError == "" {
+		v1alpha2.Default(svc)
+	}
+	return nil
+}
+
+// ValidateCreate implements admission.Validator.
+func (LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+	return validateLLM(ctx, svc, nil)
+}
+
+// ValidateUpdate implements admission.Validator. An update that leaves the
+// spec as it was (a label, a finalizer) is never refused for a rule the
+// object broke before.
+func (LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+	if svc.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, svc.Spec) {
+		return nil, nil
+	}
+	return validateLLM(ctx, svc, old)
+}
+
+// ValidateDelete implements admission.Validator.
+func (LLMInferenceService) ValidateDelete(context.Context, *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+	if errs := strictErrors(ctx, svc); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
+	}
+	warnings, errs := v1alpha2.Validate(svc, prev)
+	if len(errs) > 0 {
+		return warnings, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
+	}
+	return warnings, nil
+}
+
+// LLMInferenceServiceConfig validates presets: fields that do not decode or
+// are unknown, and the rules that hold of any part of a spec.
+type LLMInferenceServiceConfig struct{}
+
+var _ admission.Validator[*v1alpha2.LLMInferenceServiceConfig] = LLMInferenceServiceConfig{}
+
+// ValidateCreate implements admission.Validator.
+func (LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+	errs := strictErrors(ctx, cfg)
+	if len(errs) == 0 {
+		errs = v1alpha2.ValidateConfig(cfg)
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(v1alpha2.GroupVersion.WithKind("LLMInferenceServiceConfig").GroupKind(), cfg.Name, errs)
+	}
+	return nil, nil
+}
+
+// ValidateUpdate implements admission.Validator.
+func (c LLMInferenceServiceConfig) ValidateUpdate(ctx context.Context, old, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+	if apiequality.Semantic.DeepEqual(old.Spec, cfg.Spec) {
+		return nil, nil
+	}
+	return c.ValidateCreate(ctx, cfg)
+}
+
+// ValidateDelete implements admission.Validator.
+func (LLMInferenceServiceConfig) ValidateDelete(context.Context, *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+	return nil, nil
+}

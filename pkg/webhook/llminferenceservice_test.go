@@ -1,0 +1,67 @@
+package webhook_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+)
+
+func llmYAML(kind, name, spec string) string {
+	return "apiVersion: serving.serval.dev/v1alpha2\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: default\nspec:\n" + spec
+}
+
+// TestLLMInferenceServiceAdmission: a valid service is admitted with
+// KServe's defaults; bad ones, and the fields Serval does not implement yet,
+// are refused with their messages; presets are checked as parts of a spec.
+func TestLLMInferenceServiceAdmission(t *testing.T) {
+	require.NoError(t, create(llmYAML("LLMInferenceService", "facebook-opt", `  model:
+    uri: hf://facebook/opt-125m
+  replicas: 2
+  router:
+    route: {group: chat, weight: 10}
+    gateway: {}
+    scheduler: {}
+  template:
+    containers:
+    - name: main
+      resources:
+        limits: {cpu: "4", memory: 8Gi}
+`)), "a valid service is admitted")
+	got := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "facebook-opt"}, got))
+	assert.Equal(t, "facebook-opt", *got.Spec.Model.Name, "the model is named after the service")
+	assert.Equal(t, "chat", got.Labels[v1alpha2.RoutingGroupLabel], "the routing group is a label")
+	assert.Equal(t, "8Gi", got.Spec.Template.Containers[0].Resources.Limits.Memory().String())
+
+	tests := []struct{ name, kind, spec, want string }{
+		{"no model", "LLMInferenceService", "  replicas: 1\n",
+			"spec.model.uri: Required value: the model's storage URI is required"},
+		{"a field of the next issue", "LLMInferenceService", "  model: {uri: hf://org/m}\n  prefill: {replicas: 1}\n",
+			"spec.prefill: Forbidden: spec.prefill is not supported by Serval yet"},
+		{"an unknown field in the pod template", "LLMInferenceService", "  model: {uri: hf://org/m}\n  template:\n    containers:\n    - name: main\n      imagee: vllm\n",
+			"spec.template.containers[0].imagee: Forbidden: unknown field; check its spelling and indentation"},
+		{"a quantity that does not parse", "LLMInferenceService", "  model: {uri: hf://org/m}\n  template:\n    containers:\n    - name: main\n      resources: {limits: {cpu: lots}}\n",
+			"spec.template.containers[0].resources.limits.cpu"},
+		{"a preset with an adapter without a name", "LLMInferenceServiceConfig", "  model:\n    lora:\n      adapters: [{uri: hf://org/a}]\n",
+			"spec.model.lora.adapters[0].name: Required value: every adapter needs a name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := create(llmYAML(tt.kind, "bad", tt.spec))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	require.NoError(t, create(llmYAML("LLMInferenceServiceConfig", "my-preset", `  model:
+    name: "{{ .ObjectMeta.Name }}-served"
+  template:
+    containers:
+    - name: main
+      args: ["--max-model-len", "4096"]
+`)), "a preset with templates is admitted")
+}

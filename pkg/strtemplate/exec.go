@@ -15,9 +15,10 @@ import (
 // values: string, int, float64, bool, uint8 (a byte of a string), nil,
 // map[string]string and Data.
 type state struct {
-	tree *parse.Tree
-	out  strings.Builder
-	vars []variable
+	tree  *parse.Tree
+	funcs Funcs
+	out   strings.Builder
+	vars  []variable
 }
 
 type variable struct {
@@ -374,6 +375,8 @@ func (s *state) evalFields(node parse.Node, v any, names []string) (any, error) 
 			v = f
 		case nil:
 			return nil, s.errorf(node, "nil data; no entry for key %q", name)
+		case Null:
+			return nil, s.errorf(node, "nil pointer evaluating field %s", name)
 		default:
 			return nil, s.errorf(node, "can't evaluate field %s in type %T", name, v)
 		}
@@ -401,6 +404,10 @@ func isTrue(v any) (truth, ok bool) {
 		return len(v) > 0, true
 	case Data:
 		return len(v) > 0, true
+	case []any:
+		return len(v) > 0, true
+	case Null:
+		return false, true
 	}
 	return true, true
 }

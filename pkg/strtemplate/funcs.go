@@ -45,7 +45,13 @@ func (s *state) evalFunction(dot any, fn *parse.IdentifierNode, args []parse.Nod
 		}
 		values[i] = v
 	}
-	v, err := call(name, values)
+	var v any
+	var err error
+	if f, ok := s.funcs[name]; ok {
+		v, err = f(values)
+	} else {
+		v, err = call(name, values)
+	}
 	if err != nil {
 		return nil, s.errorf(fn, "error calling %s: %v", name, err)
 	}
@@ -134,7 +140,9 @@ func length(v any) (int, error) {
 		return len(v), nil
 	case Data:
 		return len(v), nil
-	case nil:
+	case []any:
+		return len(v), nil
+	case nil, Null:
 		return 0, fmt.Errorf("len of nil pointer")
 	}
 	return 0, fmt.Errorf("len of type %s", typeName(v))
@@ -180,7 +188,16 @@ func index(item any, indexes []any) (any, error) {
 				return nil, fmt.Errorf("value has type %s; should be string", typeName(ix))
 			}
 			item = v[key]
-		case nil:
+		case []any:
+			i, err := integer(ix)
+			if err != nil {
+				return nil, err
+			}
+			if i < 0 || i >= len(v) {
+				return nil, fmt.Errorf("index out of range: %d", i)
+			}
+			item = v[i]
+		case nil, Null:
 			return nil, fmt.Errorf("index of nil pointer")
 		default:
 			return nil, fmt.Errorf("can't index item of type %s", typeName(item))

@@ -18,7 +18,9 @@
 // continue, and the functions and, or, not, eq, ne, lt, le, gt, ge, len,
 // index, slice, print, printf, println and urlquery, with text/template's
 // meaning and the missingkey=error option: a field or map key that is not
-// there is an error. Not supported, and refused when parsed: define, block
+// there is an error. A caller may add functions of its own (ParseFuncs), and
+// data read from Go structs may hold lists ([]any, for len and index) and
+// Null, a nil pointer. Not supported, and refused when parsed: define, block
 // and template, and the functions html, js and call.
 package strtemplate
 
@@ -28,13 +30,26 @@ import (
 	"text/template/parse"
 )
 
-// Data is what a template reads: each field a string, a string map (such as
-// Labels), or a nested Data.
+// Data is what a template reads: each field a string, a number, a boolean,
+// a string map (such as Labels), a list ([]any), Null, or a nested Data.
 type Data map[string]any
+
+// Null is an absent value the data names (a nil pointer, where the data
+// comes from a Go struct): false in a condition, printed as <nil>, and an
+// error to read a field of, as text/template treats a nil pointer.
+type Null struct{}
+
+// String prints Null as text/template prints a nil pointer.
+func (Null) String() string { return "<nil>" }
+
+// Funcs are functions a template may call besides the built-in ones, by
+// name. Each gets the evaluated arguments.
+type Funcs map[string]func(args []any) (any, error)
 
 // Template is a parsed template, safe for concurrent use.
 type Template struct {
-	tree *parse.Tree
+	tree  *parse.Tree
+	funcs Funcs
 }
 
 // functions are the names the parser accepts as functions (see funcs.go);
@@ -45,8 +60,21 @@ var functions = map[string]any{
 }
 
 // Parse parses text, named name in error messages.
-func Parse(name, text string) (*Template, error) {
-	trees, err := parse.Parse(name, text, "", "", functions)
+func Parse(name, text string) (*Template, error) { return ParseFuncs(name, text, nil) }
+
+// ParseFuncs parses text that may also call funcs.
+func ParseFuncs(name, text string, funcs Funcs) (*Template, error) {
+	known := functions
+	if len(funcs) > 0 {
+		known = make(map[string]any, len(functions)+len(funcs))
+		for k, v := range functions {
+			known[k] = v
+		}
+		for k := range funcs {
+			known[k] = true
+		}
+	}
+	trees, err := parse.Parse(name, text, "", "", known)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +91,12 @@ func Parse(name, text string) (*Template, error) {
 	if unsupported != nil {
 		return nil, unsupported
 	}
-	return &Template{tree: tree}, nil
+	return &Template{tree: tree, funcs: funcs}, nil
 }
 
 // Execute renders the template over data.
 func (t *Template) Execute(data Data) (string, error) {
-	s := &state{tree: t.tree, vars: []variable{{"$", data}}}
+	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}}
 	if err := s.walk(data, t.tree.Root); err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package strtemplate
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -203,4 +204,44 @@ func FuzzMatchesTextTemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		compareWithTextTemplate(t, text)
 	})
+}
+
+// TestFuncsNullAndLists: functions of the caller's, a nil pointer of the
+// data (Null) and lists behave as text/template's do for struct data.
+func TestFuncsNullAndLists(t *testing.T) {
+	funcs := Funcs{"suffix": func(args []any) (any, error) {
+		if len(args) != 2 {
+			return nil, fmt.Errorf("wrong number of args for suffix: want 2 got %d", len(args))
+		}
+		return fmt.Sprint(args[0]) + fmt.Sprint(args[1]), nil
+	}}
+	data := Data{"Name": "llama", "Parallelism": Null{}, "Ports": []any{8000, 8001}}
+	tests := []struct{ text, want, err string }{
+		{text: "{{ suffix .Name `-pool` }}", want: "llama-pool"},
+		{text: "{{ if and .Parallelism .Parallelism.Tensor }}tp{{ end }}", want: ""},
+		{text: "{{ if .Parallelism }}set{{ else }}unset{{ end }}", want: "unset"},
+		{text: "{{ .Parallelism }}", want: "<nil>"},
+		{text: "{{ .Parallelism.Tensor }}", err: "nil pointer evaluating field Tensor"},
+		{text: "{{ len .Ports }} {{ index .Ports 1 }}", want: "2 8001"},
+		{text: "{{ suffix .Name }}", err: "error calling suffix: wrong number of args for suffix: want 2 got 1"},
+	}
+	for _, tt := range tests {
+		tmpl, err := ParseFuncs("t", tt.text, funcs)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.text, err)
+		}
+		got, err := tmpl.Execute(data)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: error %v, want %q", tt.text, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s = %q, %v; want %q", tt.text, got, err, tt.want)
+		}
+	}
+	if _, err := Parse("t", "{{ suffix .Name `x` }}"); err == nil {
+		t.Error("a function of another template's is not known to Parse")
+	}
 }

@@ -13,18 +13,23 @@ func (p *ParallelismSpec) IsDataParallel() bool {
 	return p != nil && (p.Data != nil && *p.Data > 0 || p.DataLocal != nil && *p.DataLocal > 0)
 }
 
-// Size is the total parallelism: tensor × pipeline × data, each 1 when unset.
+// Size is the number of nodes a replica spans, KServe's "total parallelism
+// size": data / dataLocal with data parallelism, pipeline with pipeline
+// parallelism, else 1.
 func (p *ParallelismSpec) Size() int32 {
-	if p == nil {
-		return 1
-	}
-	size := int32(1)
-	for _, v := range []*int32{p.Tensor, p.Pipeline, p.Data} {
-		if v != nil && *v > 0 {
-			size *= *v
+	deref := func(v *int32) int32 {
+		if v == nil || *v < 1 {
+			return 1
 		}
+		return *v
 	}
-	return size
+	switch {
+	case p.IsDataParallel():
+		return max(deref(p.Data)/deref(p.DataLocal), 1)
+	case p.IsPipelineParallel():
+		return *p.Pipeline
+	}
+	return 1
 }
 
 // hasTemplate reports whether s holds a Go template action, rendered when

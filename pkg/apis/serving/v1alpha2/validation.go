@@ -162,14 +162,11 @@ func validateParallelism(p *field.Path, par *ParallelismSpec) field.ErrorList {
 	return errs
 }
 
-// validateImmutableParallelism refuses a change of the total parallelism
-// (tensor × pipeline × data) once set: the workload's pods are sized by it.
+// validateImmutableParallelism refuses a change of the number of nodes a
+// replica spans (ParallelismSpec.Size): its groups of pods are sized by it.
 func validateImmutableParallelism(p *field.Path, prev, curr *ParallelismSpec) field.ErrorList {
-	if prev == nil || curr == nil {
-		return nil
-	}
 	if before, after := prev.Size(), curr.Size(); before != after {
-		return field.ErrorList{field.Invalid(p, after, fmt.Sprintf("the total parallelism size cannot change (it was %d, it would be %d): create a new service", before, after))}
+		return field.ErrorList{field.Invalid(p, after, fmt.Sprintf("the number of nodes a replica spans cannot change (it was %d, it would be %d): create a new service", before, after))}
 	}
 	return nil
 }

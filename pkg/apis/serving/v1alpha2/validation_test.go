@@ -118,11 +118,20 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParallelismIsImmutable(t *testing.T) {
-	prev := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](2)} })
-	same := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](2)} })
-	grown := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](4)} })
+	prev := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2)} })
+	same := service(func(s *LLMInferenceServiceSpec) {
+		s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2), Tensor: ptr.To[int32](8)}
+	})
+	grown := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](4)} })
 	_, errs := Validate(same, prev)
 	assert.Empty(t, errs)
 	_, errs = Validate(grown, prev)
-	assert.EqualError(t, errs.ToAggregate(), "spec.parallelism: Invalid value: 4: the total parallelism size cannot change (it was 2, it would be 4): create a new service")
+	assert.EqualError(t, errs.ToAggregate(), "spec.parallelism: Invalid value: 4: the number of nodes a replica spans cannot change (it was 2, it would be 4): create a new service")
+}
+
+func TestParallelismSize(t *testing.T) {
+	assert.Equal(t, int32(1), (*ParallelismSpec)(nil).Size())
+	assert.Equal(t, int32(1), (&ParallelismSpec{Tensor: ptr.To[int32](8)}).Size(), "tensor parallelism stays on one node")
+	assert.Equal(t, int32(4), (&ParallelismSpec{Data: ptr.To[int32](16), DataLocal: ptr.To[int32](4)}).Size())
+	assert.Equal(t, int32(3), (&ParallelismSpec{Pipeline: ptr.To[int32](3)}).Size())
 }

@@ -1,0 +1,217 @@
+package presets
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"knative.dev/pkg/kmeta"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/strtemplate"
+)
+
+// Global is what templates read of Serval's configuration
+// (.GlobalConfig), KServe's names.
+type Global struct {
+	// SystemNamespace is Serval's namespace.
+	SystemNamespace string
+	// IngressGatewayName and IngressGatewayNamespace name the default
+	// Gateway.
+	IngressGatewayName, IngressGatewayNamespace string
+	// EnableTLS serves the model and the picker over TLS.
+	EnableTLS bool
+	// ModelBasedRoutingHeaderName is the header a shared Gateway routes on
+	// by model; "" turns model-based routing off.
+	ModelBasedRoutingHeaderName string
+}
+
+// render renders the Go templates in spec's strings over the service, as
+// KServe does: the data is the service itself (.ObjectMeta, .Spec, ...) and
+// .GlobalConfig; the functions are ChildName, shutdownTimeout and
+// kvTransferConfig; a missing key is an error.
+func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string) (v1alpha2.LLMInferenceServiceSpec, error) {
+	text, err := json.Marshal(spec)
+	if err != nil {
+		return spec, err
+	}
+	t, err := strtemplate.ParseFuncs(name, string(text), functions)
+	if err != nil {
+		return spec, err
+	}
+	out, err := t.Execute(data)
+	if err != nil {
+		return spec, err
+	}
+	var rendered v1alpha2.LLMInferenceServiceSpec
+	if err := json.Unmarshal([]byte(out), &rendered); err != nil {
+		return spec, fmt.Errorf("the rendered spec is not valid JSON (a template wrote a quote?): %w", err)
+	}
+	return rendered, nil
+}
+
+// templateData is what a preset's templates read: the service, as a Go
+// template reads a struct (embedded fields promoted), and .GlobalConfig.
+func templateData(svc *v1alpha2.LLMInferenceService, g Global, pool string) strtemplate.Data {
+	d := toData(reflect.ValueOf(svc).Elem()).(strtemplate.Data)
+	d["GlobalConfig"] = strtemplate.Data{
+		"SystemNamespace": g.SystemNamespace, "IngressGatewayName": g.IngressGatewayName,
+		"IngressGatewayNamespace": g.IngressGatewayNamespace, "EnableTLS": g.EnableTLS,
+		"ModelBasedRoutingHeaderName": g.ModelBasedRoutingHeaderName,
+		"InferencePoolNamespacedName": svc.Namespace + "/" + pool,
+	}
+	return d
+}
+
+var (
+	quantityType  = reflect.TypeFor[resource.Quantity]()
+	intOrString   = reflect.TypeFor[intstr.IntOrString]()
+	timeType      = reflect.TypeFor[metav1.Time]()
+	rawExtension  = reflect.TypeFor[runtime.RawExtension]()
+	rawJSON       = reflect.TypeFor[apiextensionsv1.JSON]()
+	stringMapType = reflect.TypeFor[map[string]string]()
+)
+
+// toData turns a Go value into what a template reads of it, the way
+// text/template reads a struct: exported fields by their Go names,
+// embedded structs' fields promoted, pointers followed (a nil one is
+// strtemplate.Null), numbers as int or float64. Values with a text form of
+// their own (quantities, int-or-strings, times, raw JSON) are that text.
+// Only fields are read, never methods.
+func toData(v reflect.Value) any {
+	if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return strtemplate.Null{}
+		}
+		return toData(v.Elem())
+	}
+	switch v.Type() {
+	case quantityType:
+		q := v.Interface().(resource.Quantity)
+		return q.String()
+	case intOrString:
+		is := v.Interface().(intstr.IntOrString)
+		return is.String()
+	case timeType:
+		return v.Interface().(metav1.Time).String()
+	case rawExtension:
+		return string(v.Interface().(runtime.RawExtension).Raw)
+	case rawJSON:
+		return string(v.Interface().(apiextensionsv1.JSON).Raw)
+	case stringMapType:
+		if v.IsNil() {
+			return map[string]string{}
+		}
+		return v.Interface().(map[string]string)
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d := strtemplate.Data{}
+		addFields(d, v)
+		return d
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return string(v.Bytes())
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = toData(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		d := strtemplate.Data{}
+		for _, k := range v.MapKeys() {
+			d[fmt.Sprint(k.Interface())] = toData(v.MapIndex(k))
+		}
+		return d
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return int(v.Int())
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// addFields adds a struct's exported fields to d; an embedded struct's
+// fields are promoted (a field of the outer struct wins), and the embedded
+// struct is also there by its type's name.
+func addFields(d strtemplate.Data, v reflect.Value) {
+	t := v.Type()
+	var embedded []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		d[f.Name] = toData(v.Field(i))
+		if f.Anonymous && (f.Type.Kind() == reflect.Struct) {
+			embedded = append(embedded, i)
+		}
+	}
+	for _, i := range embedded {
+		inner := strtemplate.Data{}
+		addFields(inner, v.Field(i))
+		for k, val := range inner {
+			if _, taken := d[k]; !taken {
+				d[k] = val
+			}
+		}
+	}
+}
+
+// functions are KServe's template functions.
+var functions = strtemplate.Funcs{
+	"ChildName": func(args []any) (any, error) {
+		if len(args) != 2 {
+			return nil, fmt.Errorf("wrong number of args for ChildName: want 2 got %d", len(args))
+		}
+		parent, ok1 := args[0].(string)
+		suffix, ok2 := args[1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("ChildName takes two strings")
+		}
+		return kmeta.ChildName(parent, suffix), nil
+	},
+	// shutdownTimeout is vLLM's --shutdown-timeout for a pod template: its
+	// grace period (60 s when unset) less the preStop sleep and a margin of
+	// up to 5 s, at least 0.
+	"shutdownTimeout": func(args []any) (any, error) {
+		if len(args) != 2 {
+			return nil, fmt.Errorf("wrong number of args for shutdownTimeout: want 2 got %d", len(args))
+		}
+		preStop, ok := args[1].(int)
+		if !ok {
+			return nil, fmt.Errorf("shutdownTimeout's second argument is the preStop seconds, a number")
+		}
+		grace := 60
+		if pod, ok := args[0].(strtemplate.Data); ok {
+			if g, ok := pod["TerminationGracePeriodSeconds"].(int); ok {
+				grace = g
+			}
+		}
+		return max(grace-preStop-min(5, grace), 0), nil
+	},
+	// kvTransferConfig is vLLM's --kv-transfer-config for KV cache
+	// offloading, which Serval does not implement yet: empty when there is
+	// none.
+	"kvTransferConfig": func(args []any) (any, error) {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("wrong number of args for kvTransferConfig: want 1 got %d", len(args))
+		}
+		if _, none := args[0].(strtemplate.Null); none {
+			return "", nil
+		}
+		return nil, fmt.Errorf("kvCacheOffloading is not supported by Serval yet")
+	},
+}

@@ -81,6 +81,7 @@ var upstreamCRDSources = []struct {
 	{GatewayAPI, "sigs.k8s.io/gateway-api", []string{"config/crd/standard"}, false},
 	{Knative, "knative.dev/serving", []string{"config/core/300-resources"}, false},
 	{Istio, "istio.io/api", []string{"kubernetes/customresourcedefinitions.gen.yaml"}, false},
+	{InferenceExtension, "sigs.k8s.io/gateway-api-inference-extension", []string{"config/crd/bases/inference.networking.k8s.io_inferencepools.yaml"}, false},
 	// Serval imports no cert-manager code, so go.mod does not pin it: the
 	// version is pinned here.
 	{CertManager, "github.com/cert-manager/cert-manager@" + CertManagerVersion, []string{"deploy/crds"}, true},
@@ -105,6 +106,9 @@ const (
 	GatewayAPI Project = "gateway-api"
 	Knative    Project = "knative"
 	Istio      Project = "istio"
+	// InferenceExtension is the Gateway API Inference Extension
+	// (InferencePool).
+	InferenceExtension Project = "gateway-api-inference-extension"
 	// CertManager's CRDs are opt-in: see UpstreamCRDPathsOf.
 	CertManager Project = "cert-manager"
 	// KEDA's ScaledObject CRD is opt-in too: tests install it late.

@@ -27,6 +27,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -35,6 +36,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
@@ -174,7 +176,7 @@ const CertSecretName = "serval-webhook-certs"
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		gatewayv1.Install, v1beta1.AddToScheme, v1alpha1.AddToScheme, v1alpha2.AddToScheme} {
+		gatewayv1.Install, igwapi.AddToScheme, v1beta1.AddToScheme, v1alpha1.AddToScheme, v1alpha2.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // only on a programming error in the scheme builders
 		}
@@ -217,12 +219,14 @@ func cacheOptions(o Options) cache.Options {
 		// the component label.
 		DefaultLabelSelector: labelExists(v1beta1.ComponentLabel),
 		ByObject: map[client.Object]cache.ByObject{
-			&v1beta1.InferenceService{}:       everything,
-			&v1alpha1.ServingRuntime{}:        everything,
-			&v1alpha1.ClusterServingRuntime{}: everything,
-			&v1alpha1.InferenceGraph{}:        everything,
-			crds:                              everything,
-			&corev1.ConfigMap{}:               {Label: labels.Everything(), Namespaces: configMaps},
+			&v1beta1.InferenceService{}:           everything,
+			&v1alpha1.ServingRuntime{}:            everything,
+			&v1alpha1.ClusterServingRuntime{}:     everything,
+			&v1alpha1.InferenceGraph{}:            everything,
+			&v1alpha2.LLMInferenceService{}:       everything,
+			&v1alpha2.LLMInferenceServiceConfig{}: everything,
+			crds:                                  everything,
+			&corev1.ConfigMap{}:                   {Label: labels.Everything(), Namespaces: configMaps},
 		},
 	}
 	opts.DefaultNamespaces = watchedNamespaces(o)
@@ -402,6 +406,11 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	if err := setupGraphs(ctx, mgr, o, r); err != nil {
 		return fmt.Errorf("set up the InferenceGraph controller: %w", err)
+	}
+	llm := &llminferenceservice.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Config: store, Applier: r.Applier, Namespace: o.Namespace}
+	if err := llm.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up the LLMInferenceService controller: %w", err)
 	}
 	if o.WebhookPort != 0 {
 		if err := servalwebhook.Setup(mgr, store, o.graphLimits()); err != nil {

@@ -200,14 +200,21 @@ func mergeEnv(base, overlay []corev1.EnvVar) []corev1.EnvVar {
 // addStorage wires a storage URI into the pod: the model appears in the
 // first container at /mnt/models.
 func addStorage(c *Component, _ *v1beta1.InferenceService, in Inputs, uri string, creds storage.Credentials) error {
+	return AddModel(c, uri, initializerOf(in), creds, in.ImageVolumes)
+}
+
+// AddModel wires a model's storage URI into a component's pod, as for an
+// InferenceService's predictor: downloaded by the storage initializer,
+// mounted from its claim, or run as a modelcar or image volume; the model
+// appears in the first container at /mnt/models.
+func AddModel(c *Component, uri string, init storage.Initializer, creds storage.Credentials, iv ImageVolumes) error {
 	loc, err := storage.Parse(uri)
 	if err != nil {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
 	}
-	init := initializerOf(in)
-	if loc.Kind == storage.OCI && init.ModeOf(loc) == storage.OCINative && !in.ImageVolumes.Supported {
+	if loc.Kind == storage.OCI && init.ModeOf(loc) == storage.OCINative && !iv.Supported {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, fmt.Sprintf(
-			"%s asks for an image volume, which this cluster cannot mount: %s; use oci:// (a modelcar) or oci+fetch:// instead", uri, in.ImageVolumes.Why)}
+			"%s asks for an image volume, which this cluster cannot mount: %s; use oci:// (a modelcar) or oci+fetch:// instead", uri, iv.Why)}
 	}
 	return applyPlan(c, storage.MakePlan(loc, init, creds))
 }

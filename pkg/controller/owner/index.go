@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
@@ -13,6 +14,7 @@ import (
 var kindLabels = []struct{ kind, label string }{
 	{"InferenceService", v1beta1.InferenceServiceLabel},
 	{"InferenceGraph", v1alpha1.InferenceGraphLabel},
+	{"LLMInferenceService", v1alpha2.LLMInferenceServiceLabel},
 }
 
 // Index is the cache index of pods and children by their owner. A list by

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
@@ -21,6 +22,11 @@ type Ref struct {
 // Of is the reference to an InferenceService.
 func Of(isvc *v1beta1.InferenceService) Ref {
 	return Ref{APIVersion: v1beta1.GroupVersion.String(), Kind: "InferenceService", Name: isvc.Name, Namespace: isvc.Namespace, UID: isvc.UID}
+}
+
+// OfLLM is the reference to an LLMInferenceService.
+func OfLLM(svc *v1alpha2.LLMInferenceService) Ref {
+	return Ref{APIVersion: v1alpha2.GroupVersion.String(), Kind: "LLMInferenceService", Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID}
 }
 
 // Reference is the controller owner reference, as an apply configuration.

@@ -12,12 +12,19 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/owner"
 )
 
-// apply applies out.Objects, records what the API server refused, and
-// prunes the owner's children that are no longer desired. It returns the
-// reader the observe step reads from: the cache, plus what was just
-// created (which the cache has not seen yet).
+// apply applies out.Objects for a request.
 func (p *Pipeline) apply(ctx context.Context, req Request, out *Outcome) (client.Reader, error) {
-	o := req.Owner
+	return p.Apply(ctx, req.Owner, out)
+}
+
+// Apply applies out.Objects, records what the API server refused (a
+// conflict ends up in out.Failure, the rest in out.ApplyFailures by
+// out.ProducedBy), and prunes the owner's children that are no longer
+// desired. It returns the reader to observe through: the cache, plus what
+// was just created (which the cache has not seen yet). An owner kind whose
+// children are not rendered by modes and routers (an LLMInferenceService's)
+// renders them itself and calls Apply, then observes them its own way.
+func (p *Pipeline) Apply(ctx context.Context, o Owner, out *Outcome) (client.Reader, error) {
 	result := p.Applier.Apply(ctx, o.Ref.UID, out.Objects)
 	reader := apply.NewFreshReader(p.Client, result.Created)
 	for _, f := range result.Failures {

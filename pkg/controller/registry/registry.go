@@ -14,6 +14,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/ingress/knativeroute"
 	"github.com/serval-dev/serval/pkg/controller/ingress/kubeingress"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
@@ -72,6 +73,9 @@ func Kinds() []kinds.Kind {
 	for _, r := range routers {
 		add(r.Kinds())
 	}
+	// The kinds only an LLMInferenceService creates (its workloads,
+	// Services and routes are the modes' and routers' kinds).
+	add(children.Kinds())
 	return out
 }
 

@@ -89,5 +89,6 @@ func TestKindsAreUnique(t *testing.T) {
 		assert.False(t, seen[k.GVK.String()], "%s twice", k)
 		seen[k.GVK.String()] = true
 	}
-	assert.Len(t, seen, 8, "Deployment, Service, HPA, ScaledObject, Knative Service, Ingress, HTTPRoute, VirtualService")
+	assert.Len(t, seen, 12, "Deployment, Service, HPA, ScaledObject, Knative Service, Ingress, HTTPRoute, VirtualService, "+
+		"InferencePool, ServiceAccount, Role, RoleBinding")
 }

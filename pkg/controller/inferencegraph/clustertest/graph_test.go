@@ -153,11 +153,11 @@ func TestGraphReadyOnlyWithItsServices(t *testing.T) {
 	// Steady state: a config change that changes nothing brings a
 	// reconcile of every graph, and no write.
 	settle(t, ns)
-	before, reconciled := len(writes.into(ns)), reconciles.Of("inferencegraph", ns, "pets")
+	before, reconciled := len(writes.Into(ns)), reconciles.Of("inferencegraph", ns, "pets")
 	touchConfig(t)
 	eventually(t, "a reconcile of the graph after the config change", func() bool { return reconciles.Of("inferencegraph", ns, "pets") > reconciled })
 	settle(t, ns)
-	assert.Empty(t, writes.into(ns)[before:], "an unchanged graph is not written to")
+	assert.Empty(t, writes.Into(ns)[before:], "an unchanged graph is not written to")
 
 	require.NoError(t, k8s.Delete(context.Background(), &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "breeds", Namespace: ns}}))
 	eventually(t, "NotReady, naming the deleted InferenceService", func() bool {
@@ -169,15 +169,7 @@ func TestGraphReadyOnlyWithItsServices(t *testing.T) {
 // settle waits until no write into ns happened for a second.
 func settle(t *testing.T, ns string) {
 	t.Helper()
-	last, since := len(writes.into(ns)), time.Now()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Since(since) < time.Second {
-		require.True(t, time.Now().Before(deadline), "writes into %s did not settle", ns)
-		time.Sleep(100 * time.Millisecond)
-		if n := len(writes.into(ns)); n != last {
-			last, since = n, time.Now()
-		}
-	}
+	require.True(t, writes.Settled(ns, time.Second, 30*time.Second), "writes into %s did not settle", ns)
 }
 
 var touches atomic.Int32

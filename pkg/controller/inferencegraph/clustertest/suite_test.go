@@ -3,10 +3,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,43 +24,9 @@ const managerNamespace = "serval-system"
 var (
 	env *testenv.Environment
 	k8s client.Client
-	// writes are the manager's write requests (Events apart), as
-	// "METHOD path".
-	writes requestLog
+	// writes are the manager's write requests (Events apart).
+	writes testenv.WriteLog
 )
-
-type requestLog struct {
-	mu    sync.Mutex
-	paths []string
-}
-
-func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet && !strings.Contains(req.URL.Path, "/events") {
-			l.mu.Lock()
-			l.paths = append(l.paths, req.Method+" "+req.URL.Path)
-			l.mu.Unlock()
-		}
-		return next.RoundTrip(req)
-	})
-}
-
-// into returns the writes into namespace ns so far.
-func (l *requestLog) into(ns string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, p := range l.paths {
-		if strings.Contains(p, "/namespaces/"+ns+"/") {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // reconciles counts the finished reconciles of each graph: the evidence
 // that a check for "no writes" watched the reconcile it means to.
@@ -89,7 +52,7 @@ func startManager() error {
 		return err
 	}
 	cfg := rest.CopyConfig(env.Config)
-	cfg.WrapTransport = writes.wrap
+	cfg.WrapTransport = writes.Wrap
 	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
 		RouterImage: "example.com/serval:test"})
 	if err != nil {

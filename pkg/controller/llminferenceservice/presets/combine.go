@@ -65,6 +65,16 @@ func (e *PresetError) Error() string {
 // Unwrap is the cause.
 func (e *PresetError) Unwrap() error { return e.Err }
 
+// ReadError is a failure to read a preset or ConfigMap from the API server:
+// transient, unlike the other errors of Combine, which are the presets'.
+type ReadError struct{ Err error }
+
+// Error is the cause's.
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+// Unwrap is the cause.
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // Combine merges a service (defaulted, see v1alpha2.Default) with its
 // presets: the well-known ones its shape calls for (once its baseRefs are
 // merged, since they may change its shape), then its baseRefs, then its own
@@ -139,7 +149,7 @@ func withBaseRefs(ctx context.Context, svc *v1alpha2.LLMInferenceService, src So
 func load(ctx context.Context, src Source, name string, namespaces []string) (*v1alpha2.LLMInferenceServiceConfig, error) {
 	cfg, err := src.Config(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{err}
 	}
 	if cfg == nil {
 		return nil, &NotFoundError{Name: name, Namespaces: namespaces}
@@ -234,7 +244,7 @@ func parentRefs(refs []v1alpha2.GatewayObjectReference) []gwapiv1.ParentReferenc
 func inlineConfig(ctx context.Context, c *v1alpha2.SchedulerConfigSpec, src Source, namespace string) (*types.NamespacedName, error) {
 	cm, err := src.ConfigMap(ctx, c.Ref.Name)
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{err}
 	}
 	if cm == nil {
 		return nil, &NotFoundError{Name: "ConfigMap " + c.Ref.Name + " (router.scheduler.config.ref)", Namespaces: []string{namespace}}

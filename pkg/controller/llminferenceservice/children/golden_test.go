@@ -1,0 +1,136 @@
+package children_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/internal/golden"
+	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// shipped reads the presets Serval installs, strictly: a field they misspell
+// fails here.
+func shipped(t *testing.T) map[string]*v1alpha2.LLMInferenceServiceConfig {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(root, "config/llmisvcconfig/*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	out := map[string]*v1alpha2.LLMInferenceServiceConfig{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		js, err := yaml.YAMLToJSON(data)
+		require.NoError(t, err)
+		cfg := &v1alpha2.LLMInferenceServiceConfig{}
+		strict, err := sigsjson.UnmarshalStrict(js, cfg.StrictTarget())
+		require.NoError(t, err, f)
+		require.Empty(t, strict, f)
+		cfg.Namespace = "serval-system"
+		require.Empty(t, v1alpha2.ValidateConfig(cfg), f)
+		out[cfg.Name] = cfg
+	}
+	return out
+}
+
+type source map[string]*v1alpha2.LLMInferenceServiceConfig
+
+func (s source) Config(_ context.Context, name string) (*v1alpha2.LLMInferenceServiceConfig, error) {
+	return s[name], nil
+}
+
+func (s source) ConfigMap(context.Context, string) (*corev1.ConfigMap, error) { return nil, nil }
+
+// TestGolden renders every child of each shape of service with the shipped
+// presets.
+func TestGolden(t *testing.T) {
+	src := source(shipped(t))
+	gateway := &v1alpha2.GatewaySpec{Refs: []v1alpha2.GatewayObjectReference{{UntypedObjectReference: v1alpha2.UntypedObjectReference{Name: "inference-gateway", Namespace: "infra"}}}}
+	cases := map[string]func(*v1alpha2.LLMInferenceServiceSpec){
+		"model-only": func(*v1alpha2.LLMInferenceServiceSpec) {},
+		"route-no-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}}
+		},
+		"route-and-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Replicas = ptr.To[int32](2)
+			s.Parallelism = &v1alpha2.ParallelismSpec{Tensor: ptr.To[int32](2)}
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: gateway, Scheduler: &v1alpha2.SchedulerSpec{}}
+			s.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceQuantity(t, "2")}}}}}
+		},
+		"scheduler-inline-config": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
+				Inline: &runtime.RawExtension{Raw: []byte(`{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"type":"queue-scorer"}]}`)}}}}
+		},
+		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Model.URI = "pvc://models/llama"
+			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
+		},
+	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team", UID: "uid-1"},
+				Spec: v1alpha2.LLMInferenceServiceSpec{Model: v1alpha2.LLMModelSpec{URI: "hf://meta-llama/Llama-3.1-8B-Instruct"}}}
+			change(&svc.Spec)
+			v1alpha2.Default(svc)
+			res, err := presets.Combine(context.Background(), svc, src, presets.Global{SystemNamespace: "serval-system",
+				IngressGatewayName: "serval-gateway", IngressGatewayNamespace: "serval-system", ModelBasedRoutingHeaderName: "X-Gateway-Model-Name"},
+				[]string{"team", "serval-system"})
+			require.NoError(t, err)
+			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}}
+			w, err := children.WorkloadComponent(in)
+			require.NoError(t, err)
+			objs, err := children.WorkloadObjects(in, w)
+			require.NoError(t, err)
+			if children.HasScheduler(in.Spec) {
+				more, err := children.SchedulerObjects(in, children.SchedulerComponent(in))
+				require.NoError(t, err)
+				objs = append(objs, more...)
+			}
+			if children.HasManagedRoute(in) {
+				route, err := children.RouteObject(in)
+				require.NoError(t, err)
+				objs = append(objs, route)
+			}
+			golden.Check(t, name, render(t, objs))
+		})
+	}
+}
+
+func render(t *testing.T, objs []apply.Object) []byte {
+	var docs []string
+	for _, o := range objs {
+		data, err := json.Marshal(o.Spec)
+		require.NoError(t, err)
+		y, err := yaml.JSONToYAML(data)
+		require.NoError(t, err)
+		docs = append(docs, "# "+o.String()+"\n"+string(y))
+	}
+	return []byte(strings.Join(docs, "---\n"))
+}
+
+func resourceQuantity(t *testing.T, s string) resource.Quantity {
+	t.Helper()
+	q, err := resource.ParseQuantity(s)
+	require.NoError(t, err)
+	return q
+}

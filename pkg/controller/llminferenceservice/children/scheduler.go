@@ -1,0 +1,165 @@
+package children
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/utils/ptr"
+	igwac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
+)
+
+// HasScheduler reports whether Serval runs an endpoint picker and its pool
+// for the spec: a scheduler whose pool is not the user's own.
+func HasScheduler(spec *v1alpha2.LLMInferenceServiceSpec) bool {
+	r := spec.Router
+	return r != nil && r.Scheduler != nil && (r.Scheduler.Pool == nil || r.Scheduler.Pool.Ref == nil || r.Scheduler.Pool.Ref.Name == "")
+}
+
+// configFlags are the endpoint picker's flags that carry its config.
+var configFlags = []string{"--config-text", "-config-text", "--configText", "-configText",
+	"--config-file", "-config-file", "--configFile", "-configFile"}
+
+// SchedulerComponent is the endpoint picker as a Component: the combined
+// scheduler template, its config passed as --config-text (the inline
+// config, else the default, unless the template passes one itself).
+func SchedulerComponent(in Inputs) *components.Component {
+	svc, s := in.Service, in.Spec.Router.Scheduler
+	pod := corev1.PodSpec{}
+	if s.Template != nil {
+		pod = *s.Template.DeepCopy()
+	}
+	mainFirst(&pod)
+	if len(pod.Containers) > 0 && !slices.ContainsFunc(pod.Containers[0].Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
+		pod.Containers[0].Args = append(pod.Containers[0].Args, "--config-text", schedulerConfig(in.Spec))
+	}
+	labels := commonLabels(svc, Scheduler)
+	c := &components.Component{
+		Type: Scheduler, Name: SchedulerName(svc.Name), Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
+		Pod: pod, Selector: maps.Clone(labels), OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
+		AutoscalerClass: v1beta1.AutoscalerNone, Labels: labels, Annotations: maps.Clone(s.Annotations),
+	}
+	maps.Copy(c.Labels, s.Labels)
+	c.Extension.MinReplicas = ptr.To(ptr.Deref(s.Replicas, 1))
+	return c
+}
+
+// schedulerConfig is the picker's EndpointPickerConfig: the inline one, else
+// the default of llm-d's baseline (KServe's): queue, KV-cache utilisation,
+// prefix-cache and no-hit-LRU scorers, and LoRA affinity when the model has
+// adapters.
+func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec) string {
+	if c := spec.Router.Scheduler.Config; c != nil && c.Inline != nil {
+		return string(c.Inline.Raw)
+	}
+	lora := spec.Model.LoRA != nil && len(spec.Model.LoRA.Adapters) > 0
+	text := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" +
+		"- type: single-profile-handler\n- type: queue-scorer\n- type: kv-cache-utilization-scorer\n" +
+		"- type: prefix-cache-scorer\n- type: no-hit-lru-scorer\n- type: max-score-picker\n"
+	if lora {
+		text += "- type: lora-affinity-scorer\n"
+	}
+	text += "schedulingProfiles:\n- name: default\n  plugins:\n"
+	if lora {
+		text += "  - pluginRef: lora-affinity-scorer\n    weight: 4\n"
+	}
+	return text + "  - pluginRef: queue-scorer\n    weight: 2\n  - pluginRef: kv-cache-utilization-scorer\n    weight: 2\n" +
+		"  - pluginRef: prefix-cache-scorer\n    weight: 3\n  - pluginRef: no-hit-lru-scorer\n    weight: 2\n  - pluginRef: max-score-picker\n"
+}
+
+// pickerPorts are the picker's container ports its Service exposes.
+var pickerPorts = []string{"grpc", "grpc-health", "metrics", "zmq"}
+
+// SchedulerObjects are the picker's Deployment, Service, ServiceAccount,
+// Role and RoleBinding, and the InferencePool over the model pods.
+func SchedulerObjects(in Inputs, c *components.Component) ([]apply.Object, error) {
+	svc := in.Service
+	ref := owner.OfLLM(svc).Reference()
+	labels := commonLabels(svc, Scheduler)
+	key := func(name string) types.NamespacedName {
+		return types.NamespacedName{Namespace: svc.Namespace, Name: name}
+	}
+	dep, err := standard.MakeDeployment(c)
+	if err != nil {
+		return nil, err
+	}
+	objs := []apply.Object{{GVK: standard.DeploymentKind.GVK, Key: c.Key(), Spec: dep}}
+
+	var ports []*corev1ac.ServicePortApplyConfiguration
+	for _, ct := range c.Pod.Containers {
+		for _, p := range ct.Ports {
+			if slices.Contains(pickerPorts, p.Name) {
+				protocol := p.Protocol
+				if protocol == "" {
+					protocol = corev1.ProtocolTCP
+				}
+				ports = append(ports, corev1ac.ServicePort().WithName(p.Name).WithPort(p.ContainerPort).
+					WithTargetPort(intstr.FromString(p.Name)).WithProtocol(protocol))
+			}
+		}
+	}
+	sort.Slice(ports, func(i, j int) bool { return *ports[i].Name < *ports[j].Name })
+	eppService := presets.EPPServiceName(svc.Name)
+	objs = append(objs, apply.Object{GVK: standard.ServiceKind.GVK, Key: key(eppService), Spec: corev1ac.Service(eppService, svc.Namespace).
+		WithLabels(labels).WithOwnerReferences(ref).
+		WithSpec(corev1ac.ServiceSpec().WithSelector(c.Selector).WithPorts(ports...))})
+
+	if sa := c.Pod.ServiceAccountName; sa == presets.EPPServiceAccountName(svc.Name) {
+		// A ServiceAccount of the user's own is used as it is.
+		objs = append(objs, apply.Object{GVK: ServiceAccountKind.GVK, Key: key(sa),
+			Spec: corev1ac.ServiceAccount(sa, svc.Namespace).WithLabels(labels).WithOwnerReferences(ref)})
+	}
+	objs = append(objs,
+		apply.Object{GVK: RoleKind.GVK, Key: key(roleName(svc.Name)), Spec: rbacv1ac.Role(roleName(svc.Name), svc.Namespace).
+			WithLabels(labels).WithOwnerReferences(ref).WithRules(pickerRules()...)},
+		apply.Object{GVK: RoleBindingKind.GVK, Key: key(roleBindingName(svc.Name)), Spec: rbacv1ac.RoleBinding(roleBindingName(svc.Name), svc.Namespace).
+			WithLabels(labels).WithOwnerReferences(ref).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(roleName(svc.Name))).
+			WithSubjects(rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(c.Pod.ServiceAccountName).WithNamespace(svc.Namespace))})
+
+	if pool := in.Spec.Router.Scheduler.Pool; pool != nil && pool.Spec != nil {
+		spec := &igwac.InferencePoolSpecApplyConfiguration{}
+		data, err := json.Marshal(pool.Spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(data, spec); err != nil {
+			return nil, err
+		}
+		name := presets.InferencePoolName(svc.Name)
+		objs = append(objs, apply.Object{GVK: InferencePoolKind.GVK, Key: key(name),
+			Spec: igwac.InferencePool(name, svc.Namespace).WithLabels(labels).WithOwnerReferences(ref).WithSpec(spec)})
+	}
+	return objs, nil
+}
+
+// pickerRules are what the endpoint picker reads (KServe's rules).
+func pickerRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
+	read := []string{"get", "list", "watch"}
+	rule := func(groups, resources []string, verbs []string) *rbacv1ac.PolicyRuleApplyConfiguration {
+		return rbacv1ac.PolicyRule().WithAPIGroups(groups...).WithResources(resources...).WithVerbs(verbs...)
+	}
+	return []*rbacv1ac.PolicyRuleApplyConfiguration{
+		rule([]string{""}, []string{"pods"}, read),
+		rule([]string{"inference.networking.k8s.io", "inference.networking.x-k8s.io"}, []string{"inferencepools", "inferenceobjectives", "inferencemodels"}, read),
+		rule([]string{"inference.networking.x-k8s.io"}, []string{"inferencemodelrewrites", "inferencepoolimports"}, read),
+		rule([]string{"llm-d.ai"}, []string{"inferenceobjectives", "inferencemodelrewrites"}, read),
+		rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, read),
+		rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"get", "list", "watch", "create", "update", "patch", "delete"}),
+	}
+}

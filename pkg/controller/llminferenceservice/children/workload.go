@@ -1,0 +1,123 @@
+package children
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// Inputs are what the children are rendered from.
+type Inputs struct {
+	// Service is the LLMInferenceService, for its name, namespace and UID.
+	Service *v1alpha2.LLMInferenceService
+	// Spec is its spec combined with its presets.
+	Spec *v1alpha2.LLMInferenceServiceSpec
+	// Storage is the storage initializer of serval-config, and Credentials
+	// what the model's download needs.
+	Storage     storage.Initializer
+	Credentials storage.Credentials
+	// ImageVolumes says whether the cluster mounts images as volumes.
+	ImageVolumes components.ImageVolumes
+}
+
+// ModelPort is the port vLLM serves on in the presets.
+const ModelPort int32 = 8000
+
+// mainContainer is the container the model is mounted into.
+const mainContainer = "main"
+
+// WorkloadComponent is the model workload as a Component: the pod of the
+// combined template with the model mounted, run by a Deployment of
+// spec.replicas (1 when unset).
+func WorkloadComponent(in Inputs) (*components.Component, error) {
+	svc := in.Service
+	if in.Spec.Template == nil || len(in.Spec.Template.Containers) == 0 {
+		return nil, fmt.Errorf("the combined spec has no pod template with a container: is the preset %s installed?", presets.Template)
+	}
+	pod := in.Spec.Template.DeepCopy()
+	mainFirst(pod)
+	c := &components.Component{
+		Type: Workload, Name: WorkloadName(svc.Name), Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
+		Pod: *pod, Selector: workloadSelector(svc), OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
+		AutoscalerClass: v1beta1.AutoscalerNone,
+		Labels:          commonLabels(svc, Workload),
+		Annotations:     maps.Clone(in.Spec.Annotations),
+	}
+	maps.Copy(c.Labels, presets.WorkloadSelector(svc.Name))
+	maps.Copy(c.Labels, in.Spec.Labels)
+	c.Extension.MinReplicas = ptr.To(ptr.Deref(in.Spec.Replicas, 1))
+	addParallelism(&c.Pod.Containers[0], in.Spec.Parallelism)
+	if ptr.Deref(in.Spec.StorageInitializer, v1alpha2.StorageInitializerSpec{}).Enabled == nil ||
+		*in.Spec.StorageInitializer.Enabled {
+		if err := components.AddModel(c, in.Spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes); err != nil {
+			return nil, err
+		}
+	}
+	c.Ports = portsOf(c.Pod.Containers[0])
+	return c, nil
+}
+
+// mainFirst moves the container named main first: the model is mounted
+// into the first container.
+func mainFirst(pod *corev1.PodSpec) {
+	i := slices.IndexFunc(pod.Containers, func(c corev1.Container) bool { return c.Name == mainContainer })
+	if i > 0 {
+		main := pod.Containers[i]
+		pod.Containers = slices.Delete(pod.Containers, i, i+1)
+		pod.Containers = slices.Insert(pod.Containers, 0, main)
+	}
+}
+
+// addParallelism passes the tensor parallel size to vLLM, unless the
+// container's arguments already set it.
+func addParallelism(c *corev1.Container, p *v1alpha2.ParallelismSpec) {
+	if p == nil || p.Tensor == nil || slices.Contains(c.Args, "--tensor-parallel-size") {
+		return
+	}
+	c.Args = append(c.Args, "--tensor-parallel-size", strconv.Itoa(int(*p.Tensor)))
+}
+
+func portsOf(c corev1.Container) []components.Port {
+	out := make([]components.Port, 0, len(c.Ports))
+	for _, p := range c.Ports {
+		out = append(out, components.Port{Name: p.Name, ContainerPort: p.ContainerPort})
+	}
+	return out
+}
+
+// WorkloadObjects are the model workload's Deployment and its Service.
+func WorkloadObjects(in Inputs, c *components.Component) ([]apply.Object, error) {
+	dep, err := standard.MakeDeployment(c)
+	if err != nil {
+		return nil, err
+	}
+	svc := in.Service
+	name := presets.WorkloadServiceName(svc.Name)
+	service := corev1ac.Service(name, svc.Namespace).
+		WithLabels(commonLabels(svc, Workload)).
+		WithOwnerReferences(owner.OfLLM(svc).Reference()).
+		WithSpec(corev1ac.ServiceSpec().
+			WithSelector(workloadSelector(svc)).
+			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(ModelPort).
+				WithTargetPort(intstr.FromInt32(ModelPort)).WithProtocol(corev1.ProtocolTCP)))
+	return []apply.Object{
+		{GVK: standard.DeploymentKind.GVK, Key: c.Key(), Spec: dep},
+		{GVK: standard.ServiceKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: name}, Spec: service},
+	}, nil
+}

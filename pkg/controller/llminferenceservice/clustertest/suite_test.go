@@ -1,0 +1,189 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/operator"
+)
+
+const managerNamespace = "serval-system"
+
+var (
+	env    *testenv.Environment
+	k8s    client.Client
+	writes testenv.WriteLog
+	// reconciles is the evidence that a check for "no writes" watched the
+	// reconcile it means to.
+	reconciles = testenv.NewReconciles()
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()))
+	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, Scheme: operator.Scheme()},
+		func(e *testenv.Environment) {
+			env, k8s = e, e.Client
+			if err := startManager(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		})
+}
+
+func startManager() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	env.AddCleanup(func() { cancel(); <-done })
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
+		return err
+	}
+	if err := installPresets(ctx); err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WrapTransport = writes.Wrap
+	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0"})
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+			os.Exit(1)
+		}
+	}()
+	return nil
+}
+
+// installPresets installs the presets Serval ships, as the chart does.
+func installPresets(ctx context.Context) error {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(root, "config/llmisvcconfig/*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		cfg := &v1alpha2.LLMInferenceServiceConfig{}
+		if err := sigsyaml.Unmarshal(data, cfg); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		cfg.Namespace = managerNamespace
+		if err := k8s.Create(ctx, cfg); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// zapLevel keeps the manager quiet unless SERVAL_TEST_LOG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("SERVAL_TEST_LOG") != "" {
+		return zapcore.Level(-2)
+	}
+	return zapcore.ErrorLevel
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "llm-"}}
+	require.NoError(t, k8s.Create(context.Background(), ns))
+	return ns.Name
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, ns, name string) *v1alpha2.LLMInferenceService {
+	t.Helper()
+	svc := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, svc))
+	return svc
+}
+
+// condition returns a condition of the service as "Status/Reason", or "".
+func condition(t *testing.T, ns, name, typ string) string {
+	t.Helper()
+	c := meta.FindStatusCondition(get(t, ns, name).Status.Conditions, typ)
+	if c == nil {
+		return ""
+	}
+	return string(c.Status) + "/" + c.Reason
+}
+
+func message(t *testing.T, ns, name, typ string) string {
+	t.Helper()
+	if c := meta.FindStatusCondition(get(t, ns, name).Status.Conditions, typ); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+func exists(obj client.Object, ns, name string) bool {
+	return k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, obj) == nil
+}
+
+// makeAvailable plays the Deployment controller: the Deployment's replicas
+// are all available.
+func makeAvailable(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, "Deployment "+name, func() bool { return exists(&appsv1.Deployment{}, ns, name) })
+	require.NoError(t, retryOnConflict(func() error {
+		dep := &appsv1.Deployment{}
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, dep); err != nil {
+			return err
+		}
+		r := ptr.Deref(dep.Spec.Replicas, 1)
+		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
+		return k8s.Status().Update(context.Background(), dep)
+	}))
+}
+
+func retryOnConflict(f func() error) error {
+	var err error
+	for range 10 {
+		if err = f(); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
+}

@@ -1,0 +1,120 @@
+package llminferenceservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
+)
+
+// Reconciler reconciles LLMInferenceServices.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes.
+	Client client.Client
+	// APIReader reads uncached: the ConfigMap a scheduler's config.ref
+	// names, and the Gateways a route attaches to.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Config    *config.Store
+	Applier   *apply.Applier
+	// Namespace is Serval's: the well-known presets live there.
+	Namespace string
+
+	pipeline *pipeline.Pipeline
+}
+
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+
+// StaleRetryInterval is when a reconcile whose write met a newer version
+// (409 Conflict) runs again, if no watch event brings it sooner.
+const StaleRetryInterval = time.Second
+
+// Reconcile brings one LLMInferenceService's children and status in line
+// with its spec and presets.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	svc := &v1alpha2.LLMInferenceService{}
+	if err := r.Client.Get(ctx, req.NamespacedName, svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Applier.ForgetOwner(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if svc.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // children carry owner references
+	}
+	s := newScope(svc)
+	err := r.reconcileChildren(ctx, s)
+	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
+		return ctrl.Result{}, errors.Join(err, statusErr)
+	}
+	if err == nil {
+		for _, f := range s.out.ApplyFailures {
+			if !f.Permanent() {
+				err = errors.Join(err, f)
+			}
+		}
+	}
+	if err == nil && s.out.Stale {
+		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// reconcileChildren runs the steps up to and including observing. A user's
+// mistake ends in the scope (a condition); only a transient error returns.
+func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
+	if s.svc.DecodeError != "" {
+		s.fail(v1alpha2.ConditionReady, "UndecodableSpec", "the stored spec does not decode, so Serval leaves the children as they are: "+
+			s.svc.DecodeError+"; fix the field (kubectl edit) or delete the LLMInferenceService")
+		return nil
+	}
+	if _, errs := v1alpha2.Validate(s.defaulted, nil); len(errs) > 0 {
+		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidSpec", errs.ToAggregate().Error())
+		return nil
+	}
+	cfg, _, err := r.Config.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidConfig", "serval-config is invalid and no earlier version was valid")
+		return nil
+	}
+	if err := r.combine(ctx, s, cfg); err != nil || s.stopped() {
+		return err
+	}
+	if err := r.render(s, cfg); err != nil || s.stopped() {
+		return err
+	}
+	reader, err := r.pipeline.Apply(ctx, s.owner(), &s.out)
+	if err != nil || s.out.Failure != nil {
+		return err
+	}
+	return r.observe(ctx, reader, s)
+}
+
+// fmtApplied lists the applied presets, for messages.
+func fmtApplied(refs []v1alpha2.AppliedConfigRef) string {
+	out := ""
+	for i, ref := range refs {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s:%s/%s", ref.Source, ref.Namespace, ref.Name)
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package llminferenceservice
+
+import (
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/workload"
+)
+
+// scope is one reconcile's state.
+type scope struct {
+	// svc is the object as read; orig is kept to compare the status with;
+	// defaulted is a defaulted copy, for reading the spec.
+	svc, orig, defaulted *v1alpha2.LLMInferenceService
+	// applied are the presets merged; spec is the combined spec.
+	applied []v1alpha2.AppliedConfigRef
+	spec    *v1alpha2.LLMInferenceServiceSpec
+	inputs  children.Inputs
+	// workload and scheduler are the model workload and the picker (nil
+	// without a scheduler).
+	workload, scheduler *components.Component
+	// out is what the pipeline applied and refused.
+	out pipeline.Outcome
+	// missing are the conditions whose kind's CRD is absent, with the
+	// message: the objects of that kind are not rendered.
+	missing map[string]string
+	// observed states.
+	workloadState, schedulerState *workload.State
+	pool, routes, gateways        *cond
+	// addresses are the service's addresses through its Gateways.
+	addresses []v1alpha2.Address
+	// failure stopped the reconcile: its condition, reason and message.
+	failure *failure
+}
+
+type failure struct{ condition, reason, message string }
+
+func newScope(svc *v1alpha2.LLMInferenceService) *scope {
+	d := svc.DeepCopy()
+	if d.DecodeError == "" {
+		v1alpha2.Default(d)
+	}
+	return &scope{svc: svc, orig: svc.DeepCopy(), defaulted: d, missing: map[string]string{}}
+}
+
+func (s *scope) fail(condition, reason, message string) {
+	s.failure = &failure{condition: condition, reason: reason, message: message}
+}
+
+func (s *scope) stopped() bool { return s.failure != nil }
+
+func (s *scope) owner() pipeline.Owner {
+	return pipeline.Owner{Object: s.svc, Ref: owner.OfLLM(s.svc)}
+}

@@ -1,0 +1,91 @@
+package llminferenceservice
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/workload"
+)
+
+// SetupWithManager registers the reconciler and its watches: the services,
+// their children (through the pipeline), the presets, serval-config, the
+// optional CRDs, and the model and picker pods.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named("llminferenceservice").
+		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).
+		For(&v1alpha2.LLMInferenceService{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forServalConfig)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.pipeline.Watches.Start(ctx, c)
+}
+
+// forConfig re-enqueues the services a preset's change may concern: those
+// of its namespace, or every service when it is one of Serval's (the
+// well-known presets). Presets change rarely; a list is cheap.
+func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconcile.Request {
+	var opts []client.ListOption
+	if obj.GetNamespace() != r.Namespace {
+		opts = append(opts, client.InNamespace(obj.GetNamespace()))
+	}
+	return r.services(ctx, opts...)
+}
+
+// forCRD re-enqueues every service when an optional CRD appears or goes.
+func (r *Reconciler) forCRD(ctx context.Context, obj client.Object) []reconcile.Request {
+	if r.pipeline.Watches.CRDChanged(ctx, obj) {
+		return r.services(ctx)
+	}
+	return nil
+}
+
+// forServalConfig re-enqueues every service when serval-config changes.
+func (r *Reconciler) forServalConfig(ctx context.Context, obj client.Object) []reconcile.Request {
+	if client.ObjectKeyFromObject(obj) != r.Config.Key() {
+		return nil
+	}
+	return r.services(ctx)
+}
+
+func (r *Reconciler) services(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	list := &v1alpha2.LLMInferenceServiceList{}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "List LLMInferenceServices")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, svc := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}})
+	}
+	return reqs
+}
+
+// forPod maps a model or picker pod to its service by label.
+func forPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[v1alpha2.LLMInferenceServiceLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}

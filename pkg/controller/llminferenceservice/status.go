@@ -1,0 +1,204 @@
+package llminferenceservice
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/workload"
+)
+
+// cond is a condition being computed.
+type cond struct {
+	ok              bool
+	reason, message string
+}
+
+// computeStatus is the status the scope's observations call for: KServe's
+// conditions, Ready made of PresetsCombined, WorkloadsReady and
+// RouterReady, the latter two of theirs.
+func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
+	st := *s.svc.Status.DeepCopy()
+	gen := s.svc.Generation
+	set := func(t string, c cond) {
+		status := metav1.ConditionFalse
+		if c.ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: status, Reason: c.reason, Message: c.message, ObservedGeneration: gen})
+	}
+	remove := func(types ...string) {
+		for _, t := range types {
+			meta.RemoveStatusCondition(&st.Conditions, t)
+		}
+	}
+	if f := s.failure; f != nil {
+		if f.condition != v1alpha2.ConditionReady {
+			set(f.condition, cond{reason: f.reason, message: f.message})
+		}
+		set(v1alpha2.ConditionReady, cond{reason: f.reason, message: f.message})
+		if f.condition == v1alpha2.ConditionPresetsCombined {
+			st.AppliedConfigRefs = s.applied
+		}
+		return st
+	}
+	st.AppliedConfigRefs = s.applied
+	set(v1alpha2.ConditionPresetsCombined, cond{ok: true, reason: "Combined", message: "merged: " + fmtApplied(s.applied)})
+	if s.out.Failure != nil {
+		// A conflicting object: nothing was observed.
+		t := v1alpha2.ConditionHTTPRoutesReady
+		if s.out.Failure.Component == children.Workload {
+			t = v1alpha2.ConditionMainWorkloadReady
+		} else if s.out.Failure.Component == children.Scheduler {
+			t = v1alpha2.ConditionSchedulerWorkloadReady
+		}
+		set(t, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
+		set(v1alpha2.ConditionReady, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
+		return st
+	}
+	main := workloadCondition(s, children.Workload, s.workloadState)
+	set(v1alpha2.ConditionMainWorkloadReady, main)
+	set(v1alpha2.ConditionWorkloadsReady, aggregate(main, "the model workload is available"))
+
+	router := []cond{}
+	routerSet := func(t string, c cond) { set(t, c); router = append(router, c) }
+	if s.scheduler != nil {
+		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, children.Scheduler, s.schedulerState))
+	} else {
+		remove(v1alpha2.ConditionSchedulerWorkloadReady)
+	}
+	if msg, missing := s.missing[v1alpha2.ConditionInferencePoolReady]; missing {
+		routerSet(v1alpha2.ConditionInferencePoolReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
+	} else if s.pool != nil {
+		routerSet(v1alpha2.ConditionInferencePoolReady, *s.pool)
+	} else {
+		remove(v1alpha2.ConditionInferencePoolReady)
+	}
+	if msg, missing := s.missing[v1alpha2.ConditionHTTPRoutesReady]; missing {
+		routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
+	} else if s.routes != nil {
+		if f, failed := s.out.ApplyFailures[""]; failed {
+			routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: f.Reason(), message: f.Message()})
+		} else {
+			routerSet(v1alpha2.ConditionHTTPRoutesReady, *s.routes)
+		}
+	} else {
+		remove(v1alpha2.ConditionHTTPRoutesReady)
+	}
+	if s.gateways != nil {
+		routerSet(v1alpha2.ConditionGatewaysReady, *s.gateways)
+	} else {
+		remove(v1alpha2.ConditionGatewaysReady)
+	}
+	routerReady := cond{ok: true, reason: "RouterReady", message: "no router configured"}
+	if len(router) > 0 {
+		routerReady = aggregate(firstFailing(router), "the router routes to the model")
+	}
+	set(v1alpha2.ConditionRouterReady, routerReady)
+
+	ready := cond{ok: true, reason: "Ready", message: "the model serves"}
+	for _, c := range []cond{main, routerReady} {
+		if !c.ok {
+			ready = c
+			break
+		}
+	}
+	set(v1alpha2.ConditionReady, ready)
+	setAddresses(&st, s)
+	setObserved(&st, s)
+	st.ObservedGeneration = gen
+	return st
+}
+
+// workloadCondition is a workload's readiness: its Deployment available,
+// unless the API server refused its objects.
+func workloadCondition(s *scope, t v1beta1.ComponentType, obs *workload.State) cond {
+	if f, failed := s.out.ApplyFailures[t]; failed && (obs == nil || !obs.Available || f.Missing) {
+		return cond{reason: f.Reason(), message: f.Message()}
+	}
+	switch {
+	case obs == nil:
+		return cond{reason: v1beta1.ReasonNotAvailable, message: "not observed yet"}
+	case obs.Available:
+		return cond{ok: true, reason: v1beta1.ReasonAvailable, message: "the Deployment is available"}
+	case obs.Problem != nil:
+		return cond{reason: v1beta1.ReasonNotAvailable, message: obs.Problem.String()}
+	}
+	return cond{reason: v1beta1.ReasonNotAvailable, message: obs.NotAvailableMessage}
+}
+
+// aggregate is a parent condition of c: true with message when c is, else
+// c's reason and message.
+func aggregate(c cond, message string) cond {
+	if c.ok {
+		return cond{ok: true, reason: "Ready", message: message}
+	}
+	return c
+}
+
+func firstFailing(cs []cond) cond {
+	for _, c := range cs {
+		if !c.ok {
+			return c
+		}
+	}
+	return cond{ok: true}
+}
+
+// setAddresses sets the addresses: through the Gateways, else the
+// workload's Service, cluster-local.
+func setAddresses(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
+	st.Addresses = s.addresses
+	if len(st.Addresses) == 0 {
+		st.Addresses = []v1alpha2.Address{{Name: "cluster-local", URL: fmt.Sprintf("http://%s.%s.svc.cluster.local:%d",
+			presets.WorkloadServiceName(s.svc.Name), s.svc.Namespace, children.ModelPort)}}
+	}
+	st.URL = st.Addresses[0].URL
+}
+
+// setObserved records the workloads and the scheduler's objects.
+func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
+	st.Workloads = &v1alpha2.WorkloadStatus{
+		Primary: &v1alpha2.ObservedWorkloadStatus{ObjectReference: v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.workload.Name}},
+		Service: &v1alpha2.ObjectReference{Kind: "Service", Name: presets.WorkloadServiceName(s.svc.Name)},
+	}
+	st.Router = nil
+	if s.scheduler != nil {
+		st.Workloads.Scheduler = &v1alpha2.ObservedWorkloadStatus{ObjectReference: v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.scheduler.Name}}
+		st.Router = &v1alpha2.RouterStatus{Scheduler: &v1alpha2.ObservedSchedulerStatus{
+			InferencePool: &v1alpha2.ObjectReference{Group: "inference.networking.k8s.io", Kind: "InferencePool", Name: presets.InferencePoolName(s.svc.Name)},
+			Service:       &v1alpha2.ObjectReference{Kind: "Service", Name: presets.EPPServiceName(s.svc.Name)},
+		}}
+	}
+}
+
+// writeStatus patches the status once, only if it changed, and records an
+// Event when the service turns Ready or stops being Ready.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
+	st := computeStatus(s)
+	if equality.Semantic.DeepEqual(st, s.orig.Status) {
+		return nil
+	}
+	s.svc.Status = st
+	if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
+		return fmt.Errorf("patch status of %s: %w", s.svc.Name, err)
+	}
+	was := meta.FindStatusCondition(s.orig.Status.Conditions, v1alpha2.ConditionReady)
+	now := meta.FindStatusCondition(st.Conditions, v1alpha2.ConditionReady)
+	switch {
+	case now.Status == metav1.ConditionTrue && (was == nil || was.Status != metav1.ConditionTrue):
+		r.Recorder.Eventf(s.svc, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "LLMInferenceService is Ready at %s", st.URL)
+	case now.Status != metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionTrue:
+		r.Recorder.Eventf(s.svc, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package llminferenceservice
+
+import (
+	"context"
+
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// DefaultModelRoutingHeader is the header a shared Gateway routes on by
+// model, KServe's default.
+const DefaultModelRoutingHeader = "X-Gateway-Model-Name"
+
+// combine merges the service with its presets; PresetsCombined says how it
+// went.
+func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) error {
+	g := presets.Global{
+		SystemNamespace:    r.Namespace,
+		IngressGatewayName: cfg.Ingress.Gateway.Name, IngressGatewayNamespace: cfg.Ingress.Gateway.Namespace,
+		ModelBasedRoutingHeaderName: DefaultModelRoutingHeader,
+	}
+	src := source{cache: r.Client, uncached: r.APIReader, namespace: s.svc.Namespace, system: r.Namespace}
+	res, err := presets.Combine(ctx, s.defaulted, src, g, []string{s.svc.Namespace, r.Namespace})
+	var notFound *presets.NotFoundError
+	var read *presets.ReadError
+	switch {
+	case errors.As(err, &read):
+		return err
+	case errors.As(err, &notFound):
+		s.fail(v1alpha2.ConditionPresetsCombined, "ConfigNotFound", notFound.Error())
+		return nil
+	case err != nil:
+		s.fail(v1alpha2.ConditionPresetsCombined, "CombineBaseError", err.Error())
+		return nil
+	}
+	s.applied, s.spec = res.Applied, &res.Spec
+	if errs := v1alpha2.ValidateSpec(s.spec, s.defaulted.ModelName()); len(errs) > 0 {
+		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidRenderedConfig", fmt.Sprintf(
+			"the spec merged from [%s] is invalid: %s", fmtApplied(res.Applied), errs.ToAggregate().Error()))
+	}
+	return nil
+}
+
+// render renders the children of the combined spec; a kind whose CRD is
+// missing is reported on its condition and not rendered.
+func (r *Reconciler) render(s *scope, cfg *config.Config) error {
+	si := cfg.StorageInitializer
+	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec,
+		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}}
+	c, err := children.WorkloadComponent(s.inputs)
+	var buildErr *components.BuildError
+	if errors.As(err, &buildErr) {
+		s.fail(v1alpha2.ConditionMainWorkloadReady, string(buildErr.Reason), buildErr.Message)
+		return nil
+	}
+	if err != nil {
+		s.fail(v1alpha2.ConditionMainWorkloadReady, "InvalidWorkload", err.Error())
+		return nil
+	}
+	s.workload = c
+	objs, err := children.WorkloadObjects(s.inputs, c)
+	if err != nil {
+		return fmt.Errorf("render the workload: %w", err)
+	}
+	s.out.ProducedBy = map[string]v1beta1.ComponentType{}
+	add := func(component v1beta1.ComponentType, os ...apply.Object) {
+		for _, o := range os {
+			s.out.ProducedBy[o.String()] = component
+		}
+		s.out.Objects = append(s.out.Objects, os...)
+	}
+	add(children.Workload, objs...)
+	if children.HasScheduler(s.spec) {
+		s.scheduler = children.SchedulerComponent(s.inputs)
+		objs, err := children.SchedulerObjects(s.inputs, s.scheduler)
+		if err != nil {
+			return fmt.Errorf("render the scheduler: %w", err)
+		}
+		if k := r.pipeline.Watches.Missing([]kinds.Kind{children.InferencePoolKind}); k != nil {
+			s.missing[v1alpha2.ConditionInferencePoolReady] = missingMessage(k)
+			objs = withoutKind(objs, children.InferencePoolKind.GVK)
+		}
+		add(children.Scheduler, objs...)
+	}
+	if children.HasManagedRoute(s.inputs) {
+		if k := r.pipeline.Watches.Missing([]kinds.Kind{gatewayapi.HTTPRouteKind}); k != nil {
+			s.missing[v1alpha2.ConditionHTTPRoutesReady] = missingMessage(k)
+		} else {
+			route, err := children.RouteObject(s.inputs)
+			if err != nil {
+				return fmt.Errorf("render the route: %w", err)
+			}
+			add("", route)
+		}
+	}
+	return nil
+}
+
+// missingMessage says which CRD is missing and what to install.
+func missingMessage(k *kinds.Kind) string {
+	return fmt.Sprintf("the CRD %s is not installed; %s", k.CRD, k.Install)
+}
+
+// withoutKind leaves out the objects of a kind.
+func withoutKind(objs []apply.Object, gvk schema.GroupVersionKind) []apply.Object {
+	out := objs[:0:0]
+	for _, o := range objs {
+		if o.GVK != gvk {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -80,7 +80,7 @@ func Run(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\n\n", sb.KubeconfigPath)
 	fmt.Fprintln(o.Out, "Note: pods run on simulated nodes (kwok): they go Running and Ready, but no container runs, so no model is actually loaded or served.")
 	if !o.NoSample {
-		if err := runSample(ctx, sb.Client, root, o); err != nil {
+		if err := runSample(ctx, sb, root, o); err != nil {
 			return err
 		}
 		if o.ExitWhenReady {
@@ -148,6 +148,19 @@ func install(ctx context.Context, c client.Client, root string, out io.Writer) e
 		}
 	}
 	fmt.Fprintf(out, "Installed %d ClusterServingRuntimes from config/runtimes.\n", len(runtimes))
+	presets, err := filepath.Glob(filepath.Join(root, "config/llmisvcconfig/*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range presets {
+		if err := ApplyFile(ctx, c, f, ManagerNamespace); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Installed %d LLMInferenceServiceConfigs (presets) from config/llmisvcconfig.\n", len(presets))
+	if err := ApplyFile(ctx, c, filepath.Join(root, "config/rbac/endpoint-picker.yaml"), ""); err != nil {
+		return err
+	}
 	if err := ApplyFile(ctx, c, filepath.Join(root, "config/dev/knative-config-features.yaml"), ""); err != nil {
 		return err
 	}

@@ -12,15 +12,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/internal/sandbox"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 // runSample applies config/samples/<name>.yaml and follows its
-// InferenceService to Ready, printing each condition change.
-func runSample(ctx context.Context, c client.Client, root string, o Options) error {
+// InferenceService or LLMInferenceService to Ready, printing each condition
+// change. For an LLMInferenceService with a router it plays the Gateway
+// implementation the sandbox lacks (sandbox.PlayInferenceGateway).
+func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options) error {
+	c := sb.Client
 	name := o.Sample
 	if name == "" {
 		name = "sklearn"
@@ -36,63 +42,110 @@ func runSample(ctx context.Context, c client.Client, root string, o Options) err
 	if err := ApplyFile(ctx, c, path, ""); err != nil {
 		return err
 	}
-	var isvcName string
+	var target *unstructured.Unstructured
 	for _, obj := range objs {
-		if obj.GetKind() == "InferenceService" {
-			isvcName = obj.GetName()
+		if k := obj.GetKind(); k == "InferenceService" || k == "LLMInferenceService" {
+			target = obj
+			break
 		}
 	}
-	if isvcName == "" {
-		return fmt.Errorf("sample %s has no InferenceService", name)
+	if target == nil {
+		return fmt.Errorf("sample %s has no InferenceService or LLMInferenceService", name)
 	}
-	fmt.Fprintf(o.Out, "\nApplied sample %s: InferenceService default/%s\n", name, isvcName)
+	kind := target.GetKind()
+	fmt.Fprintf(o.Out, "\nApplied sample %s: %s default/%s\n", name, kind, target.GetName())
+	if kind == "LLMInferenceService" {
+		playGateway(ctx, sb, target, o)
+	}
 	start := time.Now()
-	isvc, err := follow(ctx, c, client.ObjectKey{Namespace: "default", Name: isvcName}, o)
+	live, err := follow(ctx, c, target, o)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "\nReady in %s\n  URL: %s\n", time.Since(start).Round(100*time.Millisecond), isvc.Status.URL)
-	if rt := isvc.Status.ClusterServingRuntimeName + isvc.Status.ServingRuntimeName; rt != "" {
-		fmt.Fprintf(o.Out, "  runtime: %s (protocol %s)\n", rt, isvc.Status.ProtocolVersion)
+	url, _, _ := unstructured.NestedString(live.Object, "status", "url")
+	fmt.Fprintf(o.Out, "\nReady in %s\n  URL: %s\n", time.Since(start).Round(100*time.Millisecond), url)
+	if kind == "InferenceService" {
+		rt := str(live, "status", "clusterServingRuntimeName") + str(live, "status", "servingRuntimeName")
+		if rt != "" {
+			fmt.Fprintf(o.Out, "  runtime: %s (protocol %s)\n", rt, str(live, "status", "protocolVersion"))
+		}
+		return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1beta1.InferenceServiceLabel: live.GetName()}, o)
 	}
-	return listChildren(ctx, c, isvc, o)
+	return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1alpha2.LLMInferenceServiceLabel: live.GetName()}, o)
 }
 
-// follow prints conditions as they change until Ready or the timeout.
-func follow(ctx context.Context, c client.Client, key client.ObjectKey, o Options) (*v1beta1.InferenceService, error) {
+func str(u *unstructured.Unstructured, path ...string) string {
+	v, _, _ := unstructured.NestedString(u.Object, path...)
+	return v
+}
+
+// playGateway accepts an LLM sample's InferencePool and route in the
+// background, as a Gateway implementation would, on the default Gateway
+// of serval-config.
+func playGateway(ctx context.Context, sb *sandbox.Sandbox, svc *unstructured.Unstructured, o Options) {
+	router, found, _ := unstructured.NestedMap(svc.Object, "spec", "router")
+	if !found {
+		return
+	}
+	pool, route := "", ""
+	if _, ok := router["scheduler"]; ok {
+		pool = svc.GetName() + "-inference-pool"
+	}
+	if _, ok := router["route"]; ok {
+		route = svc.GetName() + "-kserve-route"
+	}
+	gateway := types.NamespacedName{Namespace: ManagerNamespace, Name: "serval-ingress-gateway"}
+	fmt.Fprintf(o.Out, "  (the sandbox plays the Gateway %s: it accepts the InferencePool and the route)\n", gateway)
+	go func() {
+		if err := sb.PlayInferenceGateway(ctx, gateway, "default", pool, route, o.ReadyTimeout); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(o.Out, "  playing the Gateway:", err)
+		}
+	}()
+}
+
+// follow prints the object's conditions as they change until Ready or the
+// timeout, and returns it.
+func follow(ctx context.Context, c client.Client, target *unstructured.Unstructured, o Options) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
 	defer cancel()
+	key := client.ObjectKey{Namespace: "default", Name: target.GetName()}
 	seen := map[string]string{}
 	for {
-		isvc := &v1beta1.InferenceService{}
-		if err := c.Get(ctx, key, isvc); err == nil {
-			for _, cond := range isvc.Status.Conditions {
-				line := fmt.Sprintf("%s=%s", cond.Type, cond.Status)
-				if cond.Status != "True" && cond.Reason != "" {
-					line += fmt.Sprintf(" (%s: %s)", cond.Reason, cond.Message)
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(target.GroupVersionKind())
+		if err := c.Get(ctx, key, live); err == nil {
+			ready := false
+			conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+			for _, item := range conds {
+				cond, _ := item.(map[string]any)
+				typ, status := fmt.Sprint(cond["type"]), fmt.Sprint(cond["status"])
+				line := fmt.Sprintf("%s=%s", typ, status)
+				if status != "True" && cond["reason"] != nil {
+					line += fmt.Sprintf(" (%v: %v)", cond["reason"], cond["message"])
 				}
-				if seen[cond.Type] != line {
-					seen[cond.Type] = line
+				if seen[typ] != line {
+					seen[typ] = line
 					fmt.Fprintf(o.Out, "  %s\n", line)
 				}
+				ready = ready || (typ == "Ready" && status == "True")
 			}
-			if meta.IsStatusConditionTrue(isvc.Status.Conditions, v1beta1.ConditionReady) {
-				return isvc, nil
+			if ready {
+				return live, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the InferenceService %s did not become Ready within %s", key.Name, o.ReadyTimeout)
+			return nil, fmt.Errorf("the %s %s did not become Ready within %s", target.GetKind(), key.Name, o.ReadyTimeout)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-// listChildren prints the objects Serval created for the InferenceService:
-// every child kind of the registry that the cluster serves, and the pods.
-func listChildren(ctx context.Context, c client.Client, isvc *v1beta1.InferenceService, o Options) error {
-	sel := client.MatchingLabels{v1beta1.InferenceServiceLabel: isvc.Name}
-	in := client.InNamespace(isvc.Namespace)
+// listChildren prints the objects Serval created for a service, selected by
+// its owner label: every child kind of the registry that the cluster serves,
+// and the pods.
+func listChildren(ctx context.Context, c client.Client, namespace string, sel client.MatchingLabels, o Options) error {
+	in := client.InNamespace(namespace)
 	var lines []string
 	for _, k := range registry.Kinds() {
 		list := &unstructured.UnstructuredList{}

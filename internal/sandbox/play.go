@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // PlayKnativeReady stands in for Knative's controller, which the sandbox
@@ -54,4 +60,67 @@ func (s *Sandbox) PlayKEDAReady(ctx context.Context, ns, name string, timeout ti
 		map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is defined correctly and is ready for scaling"},
 	}}
 	return s.Client.Status().Update(ctx, so)
+}
+
+// PlayInferenceGateway stands in for a Gateway implementation that speaks
+// the Gateway API Inference Extension, which the sandbox does not run: it
+// makes the Gateway gateway (programmed, with an address) if it is not
+// there, then waits (up to timeout) for the InferencePool and the HTTPRoute
+// of an LLMInferenceService (either may be "" when there is none) and
+// accepts them.
+func (s *Sandbox) PlayInferenceGateway(ctx context.Context, gateway types.NamespacedName, ns, pool, route string, timeout time.Duration) error {
+	gw := &gatewayv1.Gateway{}
+	if err := s.Client.Get(ctx, gateway, gw); apierrors.IsNotFound(err) {
+		gw = &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gateway.Namespace, Name: gateway.Name},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: "sandbox", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+		if err := s.Client.Create(ctx, gw); err != nil {
+			return fmt.Errorf("create Gateway %s: %w", gateway, err)
+		}
+	} else if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	accepted := []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: now},
+		{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", LastTransitionTime: now}}
+	gw.Status = gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: ptr.To(gatewayv1.IPAddressType), Value: "127.0.0.1"}},
+		Conditions: []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionTrue, Reason: "Programmed", LastTransitionTime: now},
+			{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: now}}}
+	if err := s.Client.Status().Update(ctx, gw); err != nil {
+		return fmt.Errorf("program Gateway %s: %w", gateway, err)
+	}
+	parent := igwapi.ParentReference{Name: igwapi.ObjectName(gateway.Name), Namespace: igwapi.Namespace(gateway.Namespace)}
+	if pool != "" {
+		p := &igwapi.InferencePool{}
+		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: pool}, p, timeout); err != nil {
+			return err
+		}
+		p.Status.Parents = []igwapi.ParentStatus{{ParentRef: parent, Conditions: accepted}}
+		if err := s.Client.Status().Update(ctx, p); err != nil {
+			return fmt.Errorf("accept InferencePool %s/%s: %w", ns, pool, err)
+		}
+	}
+	if route != "" {
+		r := &gatewayv1.HTTPRoute{}
+		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: route}, r, timeout); err != nil {
+			return err
+		}
+		for _, ref := range r.Spec.ParentRefs {
+			r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "sandbox.serval.dev/gateway", Conditions: accepted})
+		}
+		if err := s.Client.Status().Update(ctx, r); err != nil {
+			return fmt.Errorf("accept HTTPRoute %s/%s: %w", ns, route, err)
+		}
+	}
+	return nil
+}
+
+// waitFor waits (up to timeout) until obj exists at key, and reads it.
+func (s *Sandbox) waitFor(ctx context.Context, key types.NamespacedName, obj client.Object, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		return s.Client.Get(ctx, key, obj) == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %T %s: %w", obj, key, err)
+	}
+	return nil
 }

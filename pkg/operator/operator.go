@@ -266,7 +266,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options) (*Manager, error) {
 		Scheme:           Scheme(),
 		Cache:            cacheOptions(o),
 		// Unstructured reads (Knative Services) come from the cache too.
-		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ServiceAccount{}}, Unstructured: true}},
 		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeAddr,
 		LeaderElection:          o.LeaderElection,

@@ -23,7 +23,7 @@ func TestLLMInferenceServiceAdmission(t *testing.T) {
     uri: hf://facebook/opt-125m
   replicas: 2
   router:
-    route: {group: chat, weight: 10}
+    route: {}
     gateway: {}
     scheduler: {}
   template:
@@ -35,7 +35,6 @@ func TestLLMInferenceServiceAdmission(t *testing.T) {
 	got := &v1alpha2.LLMInferenceService{}
 	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "facebook-opt"}, got))
 	assert.Equal(t, "facebook-opt", *got.Spec.Model.Name, "the model is named after the service")
-	assert.Equal(t, "chat", got.Labels[v1alpha2.RoutingGroupLabel], "the routing group is a label")
 	assert.Equal(t, "8Gi", got.Spec.Template.Containers[0].Resources.Limits.Memory().String())
 
 	tests := []struct{ name, kind, spec, want string }{
@@ -43,6 +42,8 @@ func TestLLMInferenceServiceAdmission(t *testing.T) {
 			"spec.model.uri: Required value: the model's storage URI is required"},
 		{"a field of the next issue", "LLMInferenceService", "  model: {uri: hf://org/m}\n  prefill: {replicas: 1}\n",
 			"spec.prefill: Forbidden: spec.prefill is not supported by Serval yet"},
+		{"a routing group", "LLMInferenceService", "  model: {uri: hf://org/m}\n  router: {route: {group: chat, weight: 10}}\n",
+			"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet"},
 		{"an unknown field in the pod template", "LLMInferenceService", "  model: {uri: hf://org/m}\n  template:\n    containers:\n    - name: main\n      imagee: vllm\n",
 			"spec.template.containers[0].imagee: Forbidden: unknown field; check its spelling and indentation"},
 		{"a quantity that does not parse", "LLMInferenceService", "  model: {uri: hf://org/m}\n  template:\n    containers:\n    - name: main\n      resources: {limits: {cpu: lots}}\n",

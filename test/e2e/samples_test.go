@@ -17,12 +17,15 @@ import (
 
 	"github.com/serval-dev/serval/internal/dev"
 	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // TestEverySampleGoesReady applies every file of config/samples and waits
-// for each InferenceService to be Ready; no Knative controller runs here, so
-// the test writes the Knative Services' status as Knative would.
+// for each InferenceService and LLMInferenceService to be Ready; no Knative
+// controller or Gateway implementation runs here, so the test writes the
+// Knative Services' status as Knative would, and the InferencePools' and
+// HTTPRoutes' as a Gateway would.
 func TestEverySampleGoesReady(t *testing.T) {
 	ctx := context.Background()
 	const ns = "samples"
@@ -54,6 +57,29 @@ func TestEverySampleGoesReady(t *testing.T) {
 			waitFor(t, isvc.Name+" to be Ready", func() bool {
 				got := &v1beta1.InferenceService{}
 				return sb.Client.Get(ctx, key, got) == nil && meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionReady)
+			})
+		})
+	}
+	llms := &v1alpha2.LLMInferenceServiceList{}
+	require.NoError(t, sb.Client.List(ctx, llms, client.InNamespace(ns)))
+	require.GreaterOrEqual(t, len(llms.Items), 2, "one LLMInferenceService per LLM sample")
+	for _, svc := range llms.Items {
+		t.Run(svc.Name, func(t *testing.T) {
+			if r := svc.Spec.Router; r != nil {
+				pool, route := "", ""
+				if r.Scheduler != nil {
+					pool = svc.Name + "-inference-pool"
+				}
+				if r.Route != nil {
+					route = svc.Name + "-kserve-route"
+				}
+				gateway := types.NamespacedName{Namespace: "serval-system", Name: "serval-ingress-gateway"}
+				require.NoError(t, sb.PlayInferenceGateway(ctx, gateway, ns, pool, route, 90*time.Second))
+			}
+			key := types.NamespacedName{Namespace: ns, Name: svc.Name}
+			waitFor(t, svc.Name+" to be Ready", func() bool {
+				got := &v1alpha2.LLMInferenceService{}
+				return sb.Client.Get(ctx, key, got) == nil && meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha2.ConditionReady)
 			})
 		})
 	}

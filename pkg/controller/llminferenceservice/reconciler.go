@@ -22,8 +22,8 @@ import (
 type Reconciler struct {
 	// Client reads from the manager's cache and writes.
 	Client client.Client
-	// APIReader reads uncached: the ConfigMap a scheduler's config.ref
-	// names, and the Gateways a route attaches to.
+	// APIReader reads uncached: what the user brings (a pool, routes, the
+	// Gateways a route attaches to).
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Config    *config.Store
@@ -36,8 +36,7 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get
 
 // StaleRetryInterval is when a reconcile whose write met a newer version
 // (409 Conflict) runs again, if no watch event brings it sooner.

@@ -12,12 +12,13 @@ import (
 )
 
 // source reads a service's presets from the cache (the service's namespace
-// first, then Serval's), and the ConfigMap of a scheduler config uncached
-// (the cache holds no ConfigMaps of users' namespaces).
+// first, then Serval's). A scheduler config's ConfigMap (config.ref) is
+// refused at admission: the manager may read no ConfigMap outside its own
+// namespace; ConfigMap answers as if there were none.
 type source struct {
-	cache, uncached client.Reader
-	namespace       string
-	system          string
+	cache     client.Reader
+	namespace string
+	system    string
 }
 
 func (s source) Config(ctx context.Context, name string) (*v1alpha2.LLMInferenceServiceConfig, error) {
@@ -34,11 +35,4 @@ func (s source) Config(ctx context.Context, name string) (*v1alpha2.LLMInference
 	return nil, nil
 }
 
-func (s source) ConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
-	cm := &corev1.ConfigMap{}
-	err := s.uncached.Get(ctx, types.NamespacedName{Namespace: s.namespace, Name: name}, cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return cm, err
-}
+func (s source) ConfigMap(context.Context, string) (*corev1.ConfigMap, error) { return nil, nil }

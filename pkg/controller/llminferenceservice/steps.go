@@ -32,7 +32,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 		IngressGatewayName: cfg.Ingress.Gateway.Name, IngressGatewayNamespace: cfg.Ingress.Gateway.Namespace,
 		ModelBasedRoutingHeaderName: DefaultModelRoutingHeader,
 	}
-	src := source{cache: r.Client, uncached: r.APIReader, namespace: s.svc.Namespace, system: r.Namespace}
+	src := source{cache: r.Client, namespace: s.svc.Namespace, system: r.Namespace}
 	res, err := presets.Combine(ctx, s.defaulted, src, g, []string{s.svc.Namespace, r.Namespace})
 	var notFound *presets.NotFoundError
 	var read *presets.ReadError

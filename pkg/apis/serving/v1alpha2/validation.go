@@ -77,7 +77,49 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 	refuse(s.KVCacheOffloading != nil, spec.Child("kvCacheOffloading"))
 	refuse(s.RolloutStrategy != nil, spec.Child("rolloutStrategy"))
 	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
+	refuse(s.Model.LoRA != nil, spec.Child("model", "lora"))
+	if r := s.Router; r != nil {
+		refuse(r.Ingress != nil, spec.Child("router", "ingress"))
+		if r.Route != nil {
+			refuse(r.Route.Group != nil || r.Route.Weight != nil, spec.Child("router", "route", "group"))
+		}
+		if r.Scheduler != nil {
+			refuse(r.Scheduler.Tokenizer != nil, spec.Child("router", "scheduler", "tokenizer"))
+			if r.Scheduler.Config != nil && r.Scheduler.Config.Ref != nil {
+				// Reading it would take a right to read every ConfigMap of
+				// the cluster, which the manager does not hold.
+				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "ref"),
+					"spec.router.scheduler.config.ref is "+notYet+": put the EndpointPickerConfig in config.inline"))
+			}
+			if p := needsTokenizer(r.Scheduler.Config); p != "" {
+				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "inline"),
+					"the "+p+" plugin needs the standalone tokenizer, which is "+notYet))
+			}
+		}
+	}
 	return errs
+}
+
+// needsTokenizer names a plugin of an inline EndpointPickerConfig that
+// needs the standalone tokenizer, or "".
+func needsTokenizer(c *SchedulerConfigSpec) string {
+	if c == nil || c.Inline == nil {
+		return ""
+	}
+	var cfg struct {
+		Plugins []struct {
+			Type string `json:"type"`
+		} `json:"plugins"`
+	}
+	if yaml.Unmarshal(c.Inline.Raw, &cfg) != nil {
+		return ""
+	}
+	for _, p := range cfg.Plugins {
+		if p.Type == "token-producer" || p.Type == "precise-prefix-cache-scorer" {
+			return p.Type
+		}
+	}
+	return ""
 }
 
 // validateRouter checks the route against the Gateways, as KServe does.

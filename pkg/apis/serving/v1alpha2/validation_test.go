@@ -76,6 +76,7 @@ func TestValidate(t *testing.T) {
 			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Replicas: ptr.To[int32](0), Config: &SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte(`{"kind":"EndpointPickerConfig"}`)}, Ref: &corev1.ConfigMapKeySelector{}}}}
 		}), want: []string{
+			"spec.router.scheduler.config.ref: Forbidden: spec.router.scheduler.config.ref is not supported by Serval yet: put the EndpointPickerConfig in config.inline",
 			"spec.router.scheduler.replicas: Invalid value: 0: the scheduler's replicas must be greater than zero",
 			`spec.router.scheduler.config: Invalid value: "inline and ref": set either config.inline or config.ref, not both`,
 			"spec.router.scheduler.config.ref.name: Required value: the ConfigMap's name is required",
@@ -88,6 +89,7 @@ func TestValidate(t *testing.T) {
 				{Name: ptr.To("sql"), URI: "hf://org/sql"}, {Name: ptr.To("sql"), URI: "hf://org/sql2"}, {URI: "hf://org/x"},
 				{Name: ptr.To(".."), URI: "hf://org/y"}, {Name: ptr.To("llama"), URI: "s3://b/z"}, {Name: ptr.To("nouri")}}}
 		}), want: []string{
+			"spec.model.lora: Forbidden: spec.model.lora is not supported by Serval yet",
 			`spec.model.lora.adapters[1].name: Duplicate value: "sql"`,
 			"spec.model.lora.adapters[2].name: Required value: every adapter needs a name: requests select it by that name",
 			`spec.model.lora.adapters[3].name: Invalid value: "..": an adapter's name must not be "." or ".." (it is a directory name)`,
@@ -96,10 +98,21 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "a group without weight, with an Ingress", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Ingress: &IngressSpec{}, Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
-		}), want: []string{`spec.router.route.group: Invalid value: "chat": a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress`}},
+		}), want: []string{
+			"spec.router.ingress: Forbidden: spec.router.ingress is not supported by Serval yet",
+			"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet",
+			`spec.router.route.group: Invalid value: "chat": a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress`}},
 		{name: "weight without group", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Weight: ptr.To[int32](10)}}
-		}), want: []string{"spec.router.route.group: Required value: weight requires group"}},
+		}), want: []string{"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet",
+			"spec.router.route.group: Required value: weight requires group"}},
+		{name: "a tokenizer, asked for or needed by a plugin", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Tokenizer: &TokenizerSpec{}, Config: &SchedulerConfigSpec{
+				Inline: &runtime.RawExtension{Raw: []byte("plugins:\n- type: token-producer\n")}}}}
+		}), want: []string{
+			"spec.router.scheduler.tokenizer: Forbidden: spec.router.scheduler.tokenizer is not supported by Serval yet",
+			"spec.router.scheduler.config.inline: Forbidden: the token-producer plugin needs the standalone tokenizer, which is not supported by Serval yet",
+		}},
 		{name: "a templated URI is checked once rendered", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Model.URI = "{{ .ObjectMeta.Annotations.model }}"
 		})},
@@ -134,4 +147,18 @@ func TestParallelismSize(t *testing.T) {
 	assert.Equal(t, int32(1), (&ParallelismSpec{Tensor: ptr.To[int32](8)}).Size(), "tensor parallelism stays on one node")
 	assert.Equal(t, int32(4), (&ParallelismSpec{Data: ptr.To[int32](16), DataLocal: ptr.To[int32](4)}).Size())
 	assert.Equal(t, int32(3), (&ParallelismSpec{Pipeline: ptr.To[int32](3)}).Size())
+}
+
+func TestDefault(t *testing.T) {
+	svc := service(func(s *LLMInferenceServiceSpec) {
+		s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
+	})
+	Default(svc)
+	assert.Equal(t, "llama", *svc.Spec.Model.Name, "the model is named after the service")
+	assert.Equal(t, "chat", svc.Labels[RoutingGroupLabel], "the routing group is a label")
+	svc.Spec.Router = nil
+	svc.Spec.Model.Name = ptr.To("llama-3")
+	Default(svc)
+	assert.Equal(t, "llama-3", *svc.Spec.Model.Name)
+	assert.NotContains(t, svc.Labels, RoutingGroupLabel, "the label goes with the group")
 }

@@ -77,6 +77,10 @@ func TestGolden(t *testing.T) {
 			s.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main",
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceQuantity(t, "2")}}}}}
 		},
+		"tracing": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Tracing = &v1alpha2.TracingSpec{SamplerArg: ptr.To("1.0")}
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
+		},
 		"scheduler-inline-config": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte(`{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"type":"queue-scorer"}]}`)}}}}

@@ -9,16 +9,16 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 )
 
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// The endpoint picker's ServiceAccount is applied but never listed or
+// watched: the manager holds no right to list ServiceAccounts.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=inference.networking.k8s.io,resources=inferencepools,verbs=get;list;watch;create;update;patch;delete
-// The endpoint picker's Role grants what follows; Kubernetes lets Serval
-// grant only what it holds itself.
-// +kubebuilder:rbac:groups=inference.networking.k8s.io;inference.networking.x-k8s.io,resources=inferenceobjectives;inferencemodels,verbs=get;list;watch
-// +kubebuilder:rbac:groups=inference.networking.x-k8s.io,resources=inferencemodelrewrites;inferencepoolimports,verbs=get;list;watch
-// +kubebuilder:rbac:groups=llm-d.ai,resources=inferenceobjectives;inferencemodelrewrites,verbs=get;list;watch
-// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// What the picker may read is the ClusterRole the chart installs
+// (PickerClusterRole); a RoleBinding per service grants it in the
+// service's namespace. Binding it needs this right, on it alone, instead of
+// the manager holding every right the picker needs.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=serval-endpoint-picker
 
 // The kinds an LLMInferenceService creates beyond the Deployments, Services
 // and HTTPRoutes of the modes and routers.
@@ -28,20 +28,24 @@ var (
 		CRD:     "inferencepools.inference.networking.k8s.io",
 		Install: "install the Gateway API Inference Extension's CRDs (v1.0 or later), or bring your own pool with router.scheduler.pool.ref",
 		Typed:   func() client.Object { return &igwapi.InferencePool{} }, StatusSignal: poolSignal}
-	// ServiceAccountKind is the endpoint picker's identity.
+	// ServiceAccountKind is the endpoint picker's identity. It is not in
+	// Kinds: never cached, listed or pruned (the owner reference deletes it
+	// with the service).
 	ServiceAccountKind = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 		Typed: func() client.Object { return &corev1.ServiceAccount{} }}
-	// RoleKind is what the endpoint picker may read.
-	RoleKind = kinds.Kind{GVK: rbacv1.SchemeGroupVersion.WithKind("Role"),
-		Typed: func() client.Object { return &rbacv1.Role{} }}
-	// RoleBindingKind grants the Role to the endpoint picker.
+	// RoleBindingKind grants the picker's ClusterRole in the namespace.
 	RoleBindingKind = kinds.Kind{GVK: rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 		Typed: func() client.Object { return &rbacv1.RoleBinding{} }}
 )
 
+// PickerClusterRole is the ClusterRole the chart installs with what the
+// endpoint picker reads (pods, InferencePools and objectives, EndpointSlices,
+// its leader-election Leases).
+const PickerClusterRole = "serval-endpoint-picker"
+
 // Kinds are the kinds of this package, for the registry.
 func Kinds() []kinds.Kind {
-	return []kinds.Kind{InferencePoolKind, ServiceAccountKind, RoleKind, RoleBindingKind}
+	return []kinds.Kind{InferencePoolKind, RoleBindingKind}
 }
 
 // poolSignal is what Serval reads of a pool: its parents' conditions.

@@ -26,7 +26,6 @@ func SchedulerName(svc string) string { return kmeta.ChildName(svc, "-kserve-rou
 // RouteName is the managed HTTPRoute.
 func RouteName(svc string) string { return kmeta.ChildName(svc, "-kserve-route") }
 
-func roleName(svc string) string        { return kmeta.ChildName(svc, "-epp-role") }
 func roleBindingName(svc string) string { return kmeta.ChildName(svc, "-epp-rb") }
 
 // commonLabels are on every child: the owner's label, and KServe's

@@ -45,8 +45,12 @@ func SchedulerComponent(in Inputs) *components.Component {
 		pod = *s.Template.DeepCopy()
 	}
 	mainFirst(&pod)
-	if len(pod.Containers) > 0 && !slices.ContainsFunc(pod.Containers[0].Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
-		pod.Containers[0].Args = append(pod.Containers[0].Args, "--config-text", schedulerConfig(in.Spec))
+	if len(pod.Containers) > 0 {
+		main := &pod.Containers[0]
+		if !slices.ContainsFunc(main.Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
+			main.Args = append(main.Args, "--config-text", schedulerConfig(in.Spec))
+		}
+		addSchedulerTracing(in.Spec.Tracing, svc, main)
 	}
 	labels := commonLabels(svc, Scheduler)
 	c := &components.Component{
@@ -85,8 +89,9 @@ func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec) string {
 // pickerPorts are the picker's container ports its Service exposes.
 var pickerPorts = []string{"grpc", "grpc-health", "metrics", "zmq"}
 
-// SchedulerObjects are the picker's Deployment, Service, ServiceAccount,
-// Role and RoleBinding, and the InferencePool over the model pods.
+// SchedulerObjects are the picker's Deployment, Service, ServiceAccount and
+// the RoleBinding of PickerClusterRole to it, and the InferencePool over
+// the model pods.
 func SchedulerObjects(in Inputs, c *components.Component) ([]apply.Object, error) {
 	svc := in.Service
 	ref := owner.OfLLM(svc).Reference()
@@ -124,12 +129,10 @@ func SchedulerObjects(in Inputs, c *components.Component) ([]apply.Object, error
 		objs = append(objs, apply.Object{GVK: ServiceAccountKind.GVK, Key: key(sa),
 			Spec: corev1ac.ServiceAccount(sa, svc.Namespace).WithLabels(labels).WithOwnerReferences(ref)})
 	}
-	objs = append(objs,
-		apply.Object{GVK: RoleKind.GVK, Key: key(roleName(svc.Name)), Spec: rbacv1ac.Role(roleName(svc.Name), svc.Namespace).
-			WithLabels(labels).WithOwnerReferences(ref).WithRules(pickerRules()...)},
-		apply.Object{GVK: RoleBindingKind.GVK, Key: key(roleBindingName(svc.Name)), Spec: rbacv1ac.RoleBinding(roleBindingName(svc.Name), svc.Namespace).
+	objs = append(objs, apply.Object{GVK: RoleBindingKind.GVK, Key: key(roleBindingName(svc.Name)),
+		Spec: rbacv1ac.RoleBinding(roleBindingName(svc.Name), svc.Namespace).
 			WithLabels(labels).WithOwnerReferences(ref).
-			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(roleName(svc.Name))).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(PickerClusterRole)).
 			WithSubjects(rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(c.Pod.ServiceAccountName).WithNamespace(svc.Namespace))})
 
 	if pool := in.Spec.Router.Scheduler.Pool; pool != nil && pool.Spec != nil {
@@ -146,20 +149,4 @@ func SchedulerObjects(in Inputs, c *components.Component) ([]apply.Object, error
 			Spec: igwac.InferencePool(name, svc.Namespace).WithLabels(labels).WithOwnerReferences(ref).WithSpec(spec)})
 	}
 	return objs, nil
-}
-
-// pickerRules are what the endpoint picker reads (KServe's rules).
-func pickerRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
-	read := []string{"get", "list", "watch"}
-	rule := func(groups, resources []string, verbs []string) *rbacv1ac.PolicyRuleApplyConfiguration {
-		return rbacv1ac.PolicyRule().WithAPIGroups(groups...).WithResources(resources...).WithVerbs(verbs...)
-	}
-	return []*rbacv1ac.PolicyRuleApplyConfiguration{
-		rule([]string{""}, []string{"pods"}, read),
-		rule([]string{"inference.networking.k8s.io", "inference.networking.x-k8s.io"}, []string{"inferencepools", "inferenceobjectives", "inferencemodels"}, read),
-		rule([]string{"inference.networking.x-k8s.io"}, []string{"inferencemodelrewrites", "inferencepoolimports"}, read),
-		rule([]string{"llm-d.ai"}, []string{"inferenceobjectives", "inferencemodelrewrites"}, read),
-		rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, read),
-		rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"get", "list", "watch", "create", "update", "patch", "delete"}),
-	}
 }

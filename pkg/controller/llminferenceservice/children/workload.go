@@ -63,6 +63,7 @@ func WorkloadComponent(in Inputs) (*components.Component, error) {
 	maps.Copy(c.Labels, in.Spec.Labels)
 	c.Extension.MinReplicas = ptr.To(ptr.Deref(in.Spec.Replicas, 1))
 	addParallelism(&c.Pod.Containers[0], in.Spec.Parallelism)
+	addServerTracing(in.Spec.Tracing, svc, &c.Pod.Containers[0])
 	if ptr.Deref(in.Spec.StorageInitializer, v1alpha2.StorageInitializerSpec{}).Enabled == nil ||
 		*in.Spec.StorageInitializer.Enabled {
 		if err := components.AddModel(c, in.Spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes); err != nil {

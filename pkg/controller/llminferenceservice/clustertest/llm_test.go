@@ -90,7 +90,7 @@ func TestReadyIsGatedOnEveryChild(t *testing.T) {
 	eventually(t, "every child", func() bool {
 		return exists(&appsv1.Deployment{}, ns, "llama-kserve") && exists(&corev1.Service{}, ns, "llama-kserve-workload-svc") &&
 			exists(&appsv1.Deployment{}, ns, "llama-kserve-router-scheduler") && exists(&corev1.Service{}, ns, "llama-epp-service") &&
-			exists(&corev1.ServiceAccount{}, ns, "llama-epp-sa") && exists(&rbacv1.Role{}, ns, "llama-epp-role") &&
+			exists(&corev1.ServiceAccount{}, ns, "llama-epp-sa") &&
 			exists(&rbacv1.RoleBinding{}, ns, "llama-epp-rb") && exists(&igwapi.InferencePool{}, ns, "llama-inference-pool") &&
 			exists(&gatewayv1.HTTPRoute{}, ns, "llama-kserve-route")
 	})

@@ -131,6 +131,20 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 	at := func(path, msg string, blocking bool) Finding {
 		return Finding{File: file, Document: index, Path: path, Message: msg, Blocking: blocking}
 	}
+	if llmKinds[kind] {
+		version := strings.TrimPrefix(apiVersion.Value, kserveGroup+"/")
+		if version != "v1alpha1" && version != "v1alpha2" {
+			return raw, []Finding{at("apiVersion", fmt.Sprintf("%s %s is an API version Serval cannot convert (it converts v1alpha1 and v1alpha2); "+
+				"the document is passed through unchanged", apiVersion.Value, kind), true)}, nil
+		}
+		apiVersion.Value = servalGroup + "/v1alpha2"
+		rewriteKeys(obj)
+		var findings []Finding
+		for _, f := range migrateLLM(version, obj) {
+			findings = append(findings, at(f.path, f.msg, f.blocking))
+		}
+		return encodeDocument(&root, file, index, findings)
+	}
 	version, served := servedKinds[kind]
 	if !served {
 		return raw, []Finding{at("kind", kind+" is not served by Serval; the document is passed through unchanged", true)}, nil
@@ -145,10 +159,15 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 	for _, f := range inspect(kind, obj, opts) {
 		findings = append(findings, at(f.path, f.msg, f.blocking))
 	}
+	return encodeDocument(&root, file, index, findings)
+}
+
+// encodeDocument writes a migrated document back as YAML.
+func encodeDocument(root *yaml.Node, file string, index int, findings []Finding) ([]byte, []Finding, error) {
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
-	if err := enc.Encode(&root); err != nil {
+	if err := enc.Encode(root); err != nil {
 		return nil, nil, fmt.Errorf("%s: document %d: %w", file, index, err)
 	}
 	return out.Bytes(), findings, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/serval-dev/serval/internal/golden"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 )
 
 // goldenInputs are the KServe manifests under testdata, one per feature.
@@ -123,4 +124,10 @@ func FuzzFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _, _ = File("fuzz.yaml", data, Options{})
 	})
+}
+
+// TestPresetPrefix: serval migrate renames KServe's well-known presets to
+// the names the controller looks up.
+func TestPresetPrefix(t *testing.T) {
+	assert.Equal(t, presets.Prefix, servalPresetPrefix)
 }

@@ -142,7 +142,8 @@ func TestReadyIsGatedOnEveryChild(t *testing.T) {
 }
 
 // TestMissingPresetIsNamedAndNoticed: a baseRef that does not exist is
-// named in PresetsCombined; creating it brings the service up, merged.
+// named in PresetsCombined; creating it brings the service up, merged;
+// deleting it is noticed too.
 func TestMissingPresetIsNamedAndNoticed(t *testing.T) {
 	ns := newNamespace(t)
 	createService(t, ns, "opt", `
@@ -164,6 +165,12 @@ func TestMissingPresetIsNamedAndNoticed(t *testing.T) {
 	makeAvailable(t, ns, "opt-kserve")
 	eventually(t, "Ready without a router", func() bool { return condition(t, ns, "opt", "Ready") == "True/Ready" })
 	assert.Equal(t, "http://opt-kserve-workload-svc."+ns+".svc.cluster.local:8000", get(t, ns, "opt").Status.URL)
+
+	// Deleted, the preset is missed again; what runs is left as it is.
+	require.NoError(t, k8s.Delete(context.Background(), &v1alpha2.LLMInferenceServiceConfig{ObjectMeta: metav1.ObjectMeta{Name: "tuned", Namespace: ns}}))
+	eventually(t, "ConfigNotFound after the deletion", func() bool { return condition(t, ns, "opt", "PresetsCombined") == "False/ConfigNotFound" })
+	assert.Equal(t, "False/ConfigNotFound", condition(t, ns, "opt", "Ready"))
+	assert.True(t, exists(&appsv1.Deployment{}, ns, "opt-kserve"), "the running workload is not pruned for a missing preset")
 }
 
 // TestUsersOwnPool: with router.scheduler.pool.ref, Serval makes no pool or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -87,22 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	if err == nil {
-		for _, f := range s.out.ApplyFailures {
-			if !f.Permanent() {
-				err = errors.Join(err, f)
-			}
-		}
-	}
-	if err == nil && s.out.Stale {
-		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
-	}
-	return ctrl.Result{}, err
+	return s.out.Result(err)
 }
-
-// StaleRetryInterval is when a reconcile whose write met a newer version
-// (409 Conflict) runs again, if no watch event brings it sooner.
-const StaleRetryInterval = time.Second
 
 func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 	cfg, cfgErrs, err := r.Config.Snapshot(ctx)

@@ -6,14 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -44,7 +42,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1beta1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.forService), builder.WithPredicates(serviceSignalChanged)).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pipeline.ByOwnerLabel(v1alpha1.InferenceGraphLabel)), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
@@ -75,12 +73,8 @@ var serviceSignalChanged = predicate.Funcs{
 
 // forService maps an InferenceService to the graphs that name it.
 func (r *Reconciler) forService(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &v1alpha1.InferenceGraphList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{serviceIndex: obj.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "List InferenceGraphs for an InferenceService", "inferenceService", obj.GetName())
-		return nil
-	}
-	return requests(list)
+	return pipeline.Requests(ctx, r.Client, &v1alpha1.InferenceGraphList{},
+		client.InNamespace(obj.GetNamespace()), client.MatchingFields{serviceIndex: obj.GetName()})
 }
 
 // forCRD re-enqueues every graph when an optional CRD appears or goes.
@@ -101,27 +95,5 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 }
 
 func (r *Reconciler) allGraphs(ctx context.Context) []reconcile.Request {
-	list := &v1alpha1.InferenceGraphList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "List InferenceGraphs")
-		return nil
-	}
-	return requests(list)
-}
-
-func requests(list *v1alpha1.InferenceGraphList) []reconcile.Request {
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, ig := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ig.Namespace, Name: ig.Name}})
-	}
-	return reqs
-}
-
-// forPod maps a router pod to its graph.
-func forPod(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[v1alpha1.InferenceGraphLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return pipeline.Requests(ctx, r.Client, &v1alpha1.InferenceGraphList{})
 }

@@ -65,7 +65,7 @@ const ConflictRecheckInterval = 10 * time.Second
 // StaleRetryInterval is when a reconcile whose write was refused for a
 // stale read (409 Conflict: another writer came first) runs again, if no
 // watch event has brought it sooner.
-const StaleRetryInterval = time.Second
+const StaleRetryInterval = pipeline.StaleRetryInterval
 
 // Reconcile brings one InferenceService's children and status in line with
 // its spec.

@@ -47,7 +47,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// only an event that changes what a pod tells the status counts. It
 		// waits its turn (unlike a child's change): what a pod tells is on its
 		// way to Ready, which the Deployment's status says first.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pipeline.ByOwnerLabel(v1beta1.InferenceServiceLabel)), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
@@ -126,23 +126,5 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 
 // allInferenceServices lists every InferenceService as requests.
 func (r *Reconciler) allInferenceServices(ctx context.Context) []reconcile.Request {
-	list := &v1beta1.InferenceServiceList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "List InferenceServices")
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, isvc := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: isvc.Namespace, Name: isvc.Name}})
-	}
-	return reqs
-}
-
-// forPod maps a component's pod to its InferenceService by label.
-func forPod(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[v1beta1.InferenceServiceLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return pipeline.Requests(ctx, r.Client, &v1beta1.InferenceServiceList{})
 }

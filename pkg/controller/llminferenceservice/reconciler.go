@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -38,10 +37,6 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get
 
-// StaleRetryInterval is when a reconcile whose write met a newer version
-// (409 Conflict) runs again, if no watch event brings it sooner.
-const StaleRetryInterval = time.Second
-
 // Reconcile brings one LLMInferenceService's children and status in line
 // with its spec and presets.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
@@ -60,17 +55,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	if err == nil {
-		for _, f := range s.out.ApplyFailures {
-			if !f.Permanent() {
-				err = errors.Join(err, f)
-			}
-		}
-	}
-	if err == nil && s.out.Stale {
-		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
-	}
-	return ctrl.Result{}, err
+	return s.out.Result(err)
 }
 
 // reconcileChildren runs the steps up to and including observing. A user's

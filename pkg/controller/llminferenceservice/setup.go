@@ -5,13 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -33,7 +31,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forServalConfig)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(forPod), builder.WithPredicates(workload.PodSignalChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pipeline.ByOwnerLabel(v1alpha2.LLMInferenceServiceLabel)), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
 		return err
@@ -69,23 +67,5 @@ func (r *Reconciler) forServalConfig(ctx context.Context, obj client.Object) []r
 }
 
 func (r *Reconciler) services(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
-	list := &v1alpha2.LLMInferenceServiceList{}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
-		log.FromContext(ctx).Error(err, "List LLMInferenceServices")
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, svc := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}})
-	}
-	return reqs
-}
-
-// forPod maps a model or picker pod to its service by label.
-func forPod(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[v1alpha2.LLMInferenceServiceLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return pipeline.Requests(ctx, r.Client, &v1alpha2.LLMInferenceServiceList{}, opts...)
 }

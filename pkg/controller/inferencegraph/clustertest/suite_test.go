@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
-	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +29,7 @@ var (
 var reconciles = testenv.NewReconciles()
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()))
+	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(testenv.ManagerLogLevel())).GetSink()))
 	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) {
 			env, k8s = e, e.Client
@@ -45,45 +41,11 @@ func TestMain(m *testing.M) {
 }
 
 func startManager() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	env.AddCleanup(func() { cancel(); <-done })
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
-		return err
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WrapTransport = writes.Wrap
-	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
-		RouterImage: "example.com/serval:test"})
-	if err != nil {
-		return err
-	}
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-			os.Exit(1)
-		}
-	}()
-	return nil
-}
-
-// zapLevel keeps the manager quiet unless SERVAL_TEST_LOG is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("SERVAL_TEST_LOG") != "" {
-		return zapcore.Level(-2)
-	}
-	return zapcore.ErrorLevel
+	return env.StartManager(managerNamespace, writes.Wrap, func(ctx context.Context, cfg *rest.Config) (testenv.Starter, error) {
+		return operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0",
+			RouterImage: "example.com/serval:test"})
+	})
 }
 
 // eventually polls cond until it holds, or fails the test after 30 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+var eventually = testenv.Eventually

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,7 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink()))
+	ctrl.SetLogger(reconciles.Logger(zap.New(zap.WriteTo(os.Stderr), zap.Level(testenv.ManagerLogLevel())).GetSink()))
 	testenv.RunMain(m, testenv.Options{CRDPaths: []string{"config/crd/bases"}, Scheme: operator.Scheme()},
 		func(e *testenv.Environment) {
 			env, k8s = e, e.Client
@@ -51,29 +50,13 @@ func TestMain(m *testing.M) {
 }
 
 func startManager() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	env.AddCleanup(func() { cancel(); <-done })
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}}); err != nil {
-		return err
-	}
-	if err := installPresets(ctx); err != nil {
-		return err
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WrapTransport = writes.Wrap
-	mgr, err := operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0"})
+	err := env.StartManager(managerNamespace, writes.Wrap, func(ctx context.Context, cfg *rest.Config) (testenv.Starter, error) {
+		return operator.New(ctx, cfg, operator.Options{Namespace: managerNamespace, MetricsAddr: "0", HealthProbeAddr: "0"})
+	})
 	if err != nil {
 		return err
 	}
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-			os.Exit(1)
-		}
-	}()
-	return nil
+	return installPresets(context.Background())
 }
 
 // installPresets installs the presets Serval ships, as the chart does.
@@ -103,30 +86,11 @@ func installPresets(ctx context.Context) error {
 	return nil
 }
 
-// zapLevel keeps the manager quiet unless SERVAL_TEST_LOG is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("SERVAL_TEST_LOG") != "" {
-		return zapcore.Level(-2)
-	}
-	return zapcore.ErrorLevel
-}
-
 func newNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "llm-"}}
 	require.NoError(t, k8s.Create(context.Background(), ns))
 	return ns.Name
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func get(t *testing.T, ns, name string) *v1alpha2.LLMInferenceService {
@@ -187,3 +151,6 @@ func retryOnConflict(f func() error) error {
 	}
 	return err
 }
+
+// eventually polls cond until it holds, or fails the test after 30 s.
+var eventually = testenv.Eventually

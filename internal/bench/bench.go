@@ -12,7 +12,10 @@ import (
 
 // Options configure a run.
 type Options struct {
-	// N is the number of InferenceServices.
+	// Kind is what a run creates N of: isvc (InferenceServices, the
+	// default) or llm (LLMInferenceServices).
+	Kind string
+	// N is the number of services.
 	N int
 	// Workers create them in parallel (16 by default).
 	Workers int
@@ -55,9 +58,13 @@ func (o *Options) defaults() {
 
 // Result is what a run measured; `serval bench --json` writes it.
 type Result struct {
-	N       int     `json:"n"`
-	Workers int     `json:"workers"`
-	Machine Machine `json:"machine"`
+	// Kind, Sample and Description say what was created N times.
+	Kind        string  `json:"kind"`
+	Sample      string  `json:"sample"`
+	Description string  `json:"description"`
+	N           int     `json:"n"`
+	Workers     int     `json:"workers"`
+	Machine     Machine `json:"machine"`
 	// Round holds the figures: of the one round, or of the round with the
 	// median ratio (MedianRound, counted from 1) when there were several.
 	Round
@@ -173,7 +180,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("manager environment %q: want KEY=VALUE", e)
 		}
 	}
-	res := &Result{N: o.N, Workers: o.Workers, Machine: describeMachine()}
+	subj, err := subjectOf(o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kind: subj.kind, Sample: subj.sample, Description: subj.description, N: o.N, Workers: o.Workers, Machine: describeMachine()}
 	var rounds []Round
 	for i := range o.Rounds {
 		ro := o

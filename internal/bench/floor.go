@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/testenv"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/operator"
 )
 
@@ -43,7 +42,11 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	if err := waitQuiet(ctx, cs, o.Progress); err != nil {
 		return nil, err
 	}
-	sample, err := readObject(filepath.Join(root, sampleFile))
+	subj, err := subjectOf(o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	sample, err := readObject(filepath.Join(root, subj.sample))
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +64,11 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	if err != nil {
 		return nil, err
 	}
-	// An InferenceService is "ready" in the floor when its Deployment is
-	// available (the sample has one per InferenceService).
+	// A service is "ready" in the floor when its Deployment is available
+	// (each sample has one per service).
 	tracker := newReadyTracker(deployments, func(obj client.Object) string { return obj.GetName() }, func(obj client.Object) bool {
 		dep, ok := obj.(*appsv1.Deployment)
-		return ok && dep.Labels[v1beta1.InferenceServiceLabel] != "" && dep.Status.AvailableReplicas > 0
+		return ok && dep.Labels[subj.label] != "" && dep.Status.AvailableReplicas > 0
 	})
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -75,7 +78,7 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 		return nil, err
 	}
 
-	fmt.Fprintf(o.Progress, "bench: creating %d objects for %d InferenceServices with %d workers\n", objects, o.N, o.Workers)
+	fmt.Fprintf(o.Progress, "bench: creating %d objects for %d %ss with %d workers\n", objects, o.N, subj.kind, o.Workers)
 	tracker.begin()
 	err = parallel(ctx, o.N, o.Workers, func(ctx context.Context, i int) error {
 		isvc := isvcFrom(sample, i)

@@ -10,8 +10,8 @@ import (
 
 // Print writes the result as a table, the ratios to the floor first.
 func Print(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "serval bench: N=%d InferenceServices (%s, Standard mode with an Ingress), %d workers, webhooks off\n",
-		r.N, sampleFile, r.Workers)
+	fmt.Fprintf(w, "serval bench: N=%d %ss (%s, %s), %d workers, webhooks off\n",
+		r.N, r.Kind, r.Sample, r.Description, r.Workers)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %d GiB, Linux %s, %s\n\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.Go)
 	if len(r.Rounds) > 1 {
 		printRounds(w, r)

@@ -10,7 +10,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -19,7 +18,6 @@ import (
 	"github.com/serval-dev/serval/internal/dev"
 	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/internal/testenv"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
@@ -27,10 +25,6 @@ import (
 
 // Namespace is where the InferenceServices of a run go.
 const Namespace = "bench"
-
-// sampleFile is the InferenceService each run creates N times: KServe's
-// sklearn sample, in Standard mode, reached through an Ingress.
-const sampleFile = "config/samples/sklearn.yaml"
 
 // runServal is the run with Serval. It returns its figures and the children
 // Serval made, for the floor.
@@ -51,7 +45,11 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 			return nil, nil, err
 		}
 	}
-	if err := dev.ApplyFile(ctx, c, filepath.Join(root, "config/runtimes/kserve-sklearnserver.yaml"), ""); err != nil {
+	subj, err := subjectOf(o.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := subj.setup(ctx, c, root); err != nil {
 		return nil, nil, err
 	}
 	if err := dev.ApplyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), dev.ManagerNamespace); err != nil {
@@ -89,7 +87,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 		return nil, nil, err
 	}
 
-	sample, err := readObject(filepath.Join(root, sampleFile))
+	sample, err := readObject(filepath.Join(root, subj.sample))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,13 +95,10 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	if err != nil {
 		return nil, nil, err
 	}
-	tracker := newReadyTracker(o.N, func(obj client.Object) string { return obj.GetName() }, func(obj client.Object) bool {
-		isvc, ok := obj.(*v1beta1.InferenceService)
-		return ok && meta.IsStatusConditionTrue(isvc.Status.Conditions, v1beta1.ConditionReady)
-	})
+	tracker := newReadyTracker(o.N, func(obj client.Object) string { return obj.GetName() }, subj.ready)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go func() { _ = tracker.run(watchCtx, watcher, &v1beta1.InferenceServiceList{}, Namespace) }()
+	go func() { _ = tracker.run(watchCtx, watcher, subj.list(), Namespace) }()
 
 	metricsURL := "http://" + metricsAddr + "/metrics"
 	before, err := scrape(metricsURL)
@@ -119,7 +114,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 		return nil, nil, err
 	}
 
-	fmt.Fprintf(o.Progress, "bench: creating %d InferenceServices with %d workers\n", o.N, o.Workers)
+	fmt.Fprintf(o.Progress, "bench: creating %d %ss with %d workers\n", o.N, subj.kind, o.Workers)
 	tracker.begin()
 	err = parallel(ctx, o.N, o.Workers, func(ctx context.Context, i int) error {
 		return c.Create(ctx, isvcFrom(sample, i))
@@ -142,7 +137,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 		return nil, nil, err
 	}
 	res := &ServalResult{Ready: readyAt, APIServerCPUSeconds: apiCPU, ComponentsCPUSeconds: componentCPU, ManagerArgs: args, ManagerEnv: o.ManagerEnv}
-	requestFigures(res, before, after, o.N)
+	requestFigures(res, before, after, o.N, subj.controller)
 	fmt.Fprintf(o.Progress, "bench: all %d Ready after %.1f s; watching the idle manager for %s\n", o.N, res.Ready.P100, o.IdleWindow)
 
 	time.Sleep(o.IdleWindow)
@@ -171,7 +166,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	}
 	res.PeakRSSMiB, res.FileRSSMiB = mem.Peak, mem.File
 	res.LiveHeapMiB = idle.sum("go_gc_heap_live_bytes", nil) / (1 << 20)
-	children, err := readChildren(ctx, c, o.N)
+	children, err := readChildren(ctx, c, o.N, subj.label)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +201,7 @@ func settle(ctx context.Context, url string) (metrics, error) {
 	return last, nil
 }
 
-// isvcFrom is the sample named for the i-th InferenceService of a run.
+// isvcFrom is the sample named for the i-th service of a run.
 func isvcFrom(sample *unstructured.Unstructured, i int) *unstructured.Unstructured {
 	obj := sample.DeepCopy()
 	obj.SetName(fmt.Sprintf("isvc-%05d", i))
@@ -262,7 +257,7 @@ func byVerbAndResource(ms metrics) map[string]float64 {
 
 // requestFigures fills the request and reconcile figures of res from the
 // manager's metrics before and after the run.
-func requestFigures(res *ServalResult, before, after metrics, n int) {
+func requestFigures(res *ServalResult, before, after metrics, n int, controller string) {
 	perISVC := float64(n)
 	notEvent := func(m *dto.Metric) bool { return !isEvent(m) }
 	res.RequestsPerISVC = map[string]float64{}
@@ -285,16 +280,17 @@ func requestFigures(res *ServalResult, before, after metrics, n int) {
 	}
 	events := map[string]string{"resource": "events"}
 	res.EventsPerISVC = (after.sum(requestmetrics.MetricName, events) - before.sum(requestmetrics.MetricName, events)) / perISVC
-	ctrl := map[string]string{"controller": "inferenceservice"}
+	ctrl := map[string]string{"controller": controller}
 	res.Reconciles = after.sum("controller_runtime_reconcile_total", ctrl) - before.sum("controller_runtime_reconcile_total", ctrl)
 	h := after.histogram("controller_runtime_reconcile_time_seconds", ctrl).minus(before.histogram("controller_runtime_reconcile_time_seconds", ctrl))
 	res.ReconcileP50Ms = h.quantile(0.5) * 1000
 	res.ReconcileP99Ms = h.quantile(0.99) * 1000
 }
 
-// readChildren reads back the children Serval made, by InferenceService,
-// as the floor will create them: what the API server filled in dropped.
-func readChildren(ctx context.Context, c client.Client, n int) (map[string][]*unstructured.Unstructured, error) {
+// readChildren reads back the children Serval made, by the service whose
+// label (label) they carry, as the floor will create them: what the API
+// server filled in dropped.
+func readChildren(ctx context.Context, c client.Client, n int, label string) (map[string][]*unstructured.Unstructured, error) {
 	out := map[string][]*unstructured.Unstructured{}
 	for _, k := range registry.Kinds() {
 		if k.Optional() {
@@ -302,17 +298,17 @@ func readChildren(ctx context.Context, c client.Client, n int) (map[string][]*un
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-		if err := c.List(ctx, list, client.InNamespace(Namespace), client.HasLabels{v1beta1.InferenceServiceLabel}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(Namespace), client.HasLabels{label}); err != nil {
 			return nil, fmt.Errorf("list %s: %w", k, err)
 		}
 		for i := range list.Items {
 			obj := asCreated(&list.Items[i])
-			isvc := obj.GetLabels()[v1beta1.InferenceServiceLabel]
+			isvc := obj.GetLabels()[label]
 			out[isvc] = append(out[isvc], obj)
 		}
 	}
 	if len(out) != n {
-		return nil, fmt.Errorf("children of %d InferenceServices found, want %d", len(out), n)
+		return nil, fmt.Errorf("children of %d services found, want %d", len(out), n)
 	}
 	return out, nil
 }

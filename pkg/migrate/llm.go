@@ -39,10 +39,8 @@ func migrateLLM(version string, obj *yaml.Node) []finding {
 		}
 	}
 	model := lookup(spec, "model")
-	for _, f := range []string{"lora", "confidential"} {
-		if lookup(model, f) != nil {
-			out = append(out, finding{path: "spec.model." + f, msg: f + " is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
-		}
+	if lookup(model, "confidential") != nil {
+		out = append(out, finding{path: "spec.model.confidential", msg: "confidential is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
 	}
 	router := lookup(spec, "router")
 	if lookup(router, "ingress") != nil {

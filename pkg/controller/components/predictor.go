@@ -229,7 +229,14 @@ func addStorageURIs(c *Component, in Inputs, uris []v1beta1.StorageURISpec, cred
 		}
 		entries[i] = storage.Entry{Location: loc, MountPath: u.MountPath}
 	}
-	plan, err := storage.MakeMultiPlan(entries, initializerOf(in), creds)
+	return AddModels(c, entries, initializerOf(in), creds)
+}
+
+// AddModels wires several models into a component's pod, each at its
+// path: one storage initializer downloads those not on a claim into one
+// volume, a claim is mounted at its path (see storage.MakeMultiPlan).
+func AddModels(c *Component, entries []storage.Entry, init storage.Initializer, creds storage.Credentials) error {
+	plan, err := storage.MakeMultiPlan(entries, init, creds)
 	if err != nil {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -57,6 +58,7 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 	errs = append(errs, validateParallelism(spec.Child("parallelism"), s.Parallelism)...)
 	errs = append(errs, validateScheduler(s.Router)...)
 	errs = append(errs, validateLoRA(s.Model.LoRA, ptr.Deref(s.Model.Name, baseModel), spec.Child("model", "lora"))...)
+	errs = append(errs, validateLoRAStorage(s)...)
 	errs = append(errs, validateTraffic(s.Router)...)
 	return errs
 }
@@ -77,7 +79,6 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 	refuse(s.KVCacheOffloading != nil, spec.Child("kvCacheOffloading"))
 	refuse(s.RolloutStrategy != nil, spec.Child("rolloutStrategy"))
 	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
-	refuse(s.Model.LoRA != nil, spec.Child("model", "lora"))
 	if r := s.Router; r != nil {
 		refuse(r.Ingress != nil, spec.Child("router", "ingress"))
 		if r.Route != nil {
@@ -274,15 +275,31 @@ func validateLoRA(l *LoRASpec, baseModel string, p *field.Path) field.ErrorList 
 			errs = append(errs, field.Invalid(np, name, fmt.Sprintf("an adapter's name must differ from the base model's (%q)", baseModel)))
 		}
 		seen[name] = i + 1
-		if a.URI == "" {
-			errs = append(errs, field.Required(p.Child("adapters").Index(i).Child("uri"), "every adapter needs a storage URI"))
-		} else if !hasTemplate(a.URI) {
-			if _, err := storage.Parse(a.URI); err != nil {
-				errs = append(errs, field.Invalid(p.Child("adapters").Index(i).Child("uri"), a.URI, err.Error()))
+		up := p.Child("adapters").Index(i).Child("uri")
+		switch {
+		case a.URI == "":
+			errs = append(errs, field.Required(up, "every adapter needs a storage URI"))
+		case hasTemplate(a.URI):
+		default:
+			if scheme, _, _ := strings.Cut(a.URI, "://"); !slices.Contains([]string{"hf", "s3", "pvc"}, scheme) {
+				errs = append(errs, field.Invalid(up, a.URI, "a LoRA adapter is stored at an hf://, s3:// or pvc:// URI"))
+			} else if _, err := storage.Parse(a.URI); err != nil {
+				errs = append(errs, field.Invalid(up, a.URI, err.Error()))
 			}
 		}
 	}
 	return errs
+}
+
+// validateLoRAStorage checks that the adapters can reach the pod: the
+// storage initializer downloads them, or mounts their claims.
+func validateLoRAStorage(s *LLMInferenceServiceSpec) field.ErrorList {
+	if s.Model.LoRA == nil || len(s.Model.LoRA.Adapters) == 0 || s.StorageInitializer == nil ||
+		s.StorageInitializer.Enabled == nil || *s.StorageInitializer.Enabled {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "storageInitializer", "enabled"), false,
+		"LoRA adapters need the storage initializer (to download hf:// and s3:// adapters, and to mount pvc:// ones): remove storageInitializer.enabled: false")}
 }
 
 // validateTraffic checks a routing group's fields: both or neither, and only

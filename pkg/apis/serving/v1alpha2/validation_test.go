@@ -89,12 +89,19 @@ func TestValidate(t *testing.T) {
 				{Name: ptr.To("sql"), URI: "hf://org/sql"}, {Name: ptr.To("sql"), URI: "hf://org/sql2"}, {URI: "hf://org/x"},
 				{Name: ptr.To(".."), URI: "hf://org/y"}, {Name: ptr.To("llama"), URI: "s3://b/z"}, {Name: ptr.To("nouri")}}}
 		}), want: []string{
-			"spec.model.lora: Forbidden: spec.model.lora is not supported by Serval yet",
 			`spec.model.lora.adapters[1].name: Duplicate value: "sql"`,
 			"spec.model.lora.adapters[2].name: Required value: every adapter needs a name: requests select it by that name",
 			`spec.model.lora.adapters[3].name: Invalid value: "..": an adapter's name must not be "." or ".." (it is a directory name)`,
 			`spec.model.lora.adapters[4].name: Invalid value: "llama": an adapter's name must differ from the base model's ("llama")`,
 			"spec.model.lora.adapters[5].uri: Required value: every adapter needs a storage URI",
+		}},
+		{name: "LoRA storage", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.StorageInitializer = &StorageInitializerSpec{Enabled: ptr.To(false)}
+			s.Model.LoRA = &LoRASpec{Adapters: []LLMModelSpec{{Name: ptr.To("a"), URI: "oci://registry/lora:1"}, {Name: ptr.To("b"), URI: "gs://bucket/b"}}}
+		}), want: []string{
+			`spec.model.lora.adapters[0].uri: Invalid value: "oci://registry/lora:1": a LoRA adapter is stored at an hf://, s3:// or pvc:// URI`,
+			`spec.model.lora.adapters[1].uri: Invalid value: "gs://bucket/b": a LoRA adapter is stored at an hf://, s3:// or pvc:// URI`,
+			"spec.storageInitializer.enabled: Invalid value: false: LoRA adapters need the storage initializer (to download hf:// and s3:// adapters, and to mount pvc:// ones): remove storageInitializer.enabled: false",
 		}},
 		{name: "a group without weight, with an Ingress", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Ingress: &IngressSpec{}, Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}

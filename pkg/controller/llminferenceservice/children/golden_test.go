@@ -85,6 +85,11 @@ func TestGolden(t *testing.T) {
 			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte(`{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"type":"queue-scorer"}]}`)}}}}
 		},
+		"lora-adapters": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Model.LoRA = &v1alpha2.LoRASpec{MaxRank: ptr.To[int32](32), Adapters: []v1alpha2.LLMModelSpec{
+				{Name: ptr.To("sql"), URI: "hf://org/llama-sql-lora"}, {Name: ptr.To("chat"), URI: "pvc://adapters/chat"}}}
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}, Scheduler: &v1alpha2.SchedulerSpec{}}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}

@@ -64,14 +64,30 @@ func WorkloadComponent(in Inputs) (*components.Component, error) {
 	c.Extension.MinReplicas = ptr.To(ptr.Deref(in.Spec.Replicas, 1))
 	addParallelism(&c.Pod.Containers[0], in.Spec.Parallelism)
 	addServerTracing(in.Spec.Tracing, svc, &c.Pod.Containers[0])
-	if ptr.Deref(in.Spec.StorageInitializer, v1alpha2.StorageInitializerSpec{}).Enabled == nil ||
-		*in.Spec.StorageInitializer.Enabled {
-		if err := components.AddModel(c, in.Spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes); err != nil {
-			return nil, err
-		}
+	if err := addLoRAArgs(&c.Pod.Containers[0], in.Spec, svc.Namespace); err != nil {
+		return nil, err
+	}
+	if err := addModels(c, in); err != nil {
+		return nil, err
 	}
 	c.Ports = portsOf(c.Pod.Containers[0])
 	return c, nil
+}
+
+// addModels mounts the model (and its LoRA adapters) into the pod, unless
+// storageInitializer.enabled is false: the template brings the model then.
+func addModels(c *components.Component, in Inputs) error {
+	if si := in.Spec.StorageInitializer; si != nil && si.Enabled != nil && !*si.Enabled {
+		return nil
+	}
+	if len(adapters(in.Spec)) == 0 {
+		return components.AddModel(c, in.Spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes)
+	}
+	entries, err := modelEntries(in.Spec)
+	if err != nil {
+		return &components.BuildError{Component: c.Type, Reason: v1beta1.UnsupportedStorageURI, Message: err.Error()}
+	}
+	return components.AddModels(c, entries, in.Storage, in.Credentials)
 }
 
 // mainFirst moves the container named main first: the model is mounted

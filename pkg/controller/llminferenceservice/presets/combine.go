@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -122,6 +123,9 @@ func Combine(ctx context.Context, svc *v1alpha2.LLMInferenceService, src Source,
 		return Result{}, err
 	}
 	res.SchedulerConfigMap, err = settle(ctx, svc, &res.Spec, src)
+	if err == nil {
+		routeAdapters(&res.Spec, svc.Namespace, g.ModelBasedRoutingHeaderName)
+	}
 	return res, err
 }
 
@@ -259,4 +263,41 @@ func inlineConfig(ctx context.Context, c *v1alpha2.SchedulerConfigSpec, src Sour
 	}
 	c.Inline, c.Ref = &runtime.RawExtension{Raw: []byte(text)}, nil
 	return &types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}, nil
+}
+
+// routeAdapters routes each LoRA adapter by the model-name header as the
+// base model is routed: every match of the managed route on the header
+// gets a copy for each adapter's publisher-qualified name.
+func routeAdapters(spec *v1alpha2.LLMInferenceServiceSpec, namespace, header string) {
+	r := spec.Router
+	if header == "" || spec.Model.LoRA == nil || len(spec.Model.LoRA.Adapters) == 0 ||
+		r == nil || r.Route == nil || r.Route.HTTP == nil || r.Route.HTTP.Spec == nil {
+		return
+	}
+	names := make([]string, 0, len(spec.Model.LoRA.Adapters))
+	for _, a := range spec.Model.LoRA.Adapters {
+		if a.Name != nil {
+			names = append(names, *a.Name)
+		}
+	}
+	slices.Sort(names)
+	for i := range r.Route.HTTP.Spec.Rules {
+		rule := &r.Route.HTTP.Spec.Rules[i]
+		var added []gwapiv1.HTTPRouteMatch
+		for _, m := range rule.Matches {
+			if !slices.ContainsFunc(m.Headers, func(h gwapiv1.HTTPHeaderMatch) bool { return string(h.Name) == header }) {
+				continue
+			}
+			for _, name := range names {
+				c := *m.DeepCopy()
+				for h := range c.Headers {
+					if string(c.Headers[h].Name) == header {
+						c.Headers[h].Value = "publishers/" + namespace + "/models/" + name
+					}
+				}
+				added = append(added, c)
+			}
+		}
+		rule.Matches = append(rule.Matches, added...)
+	}
 }

@@ -249,3 +249,25 @@ func TestCombine(t *testing.T) {
 		assert.EqualError(t, err, "LLMInferenceServiceConfig ConfigMap nope (router.scheduler.config.ref) is not in namespace team")
 	})
 }
+
+// TestAdaptersAreRoutedByHeader: each LoRA adapter is routed by the
+// model-name header as the base model is.
+func TestAdaptersAreRoutedByHeader(t *testing.T) {
+	header := gwapiv1.HTTPHeaderMatch{Name: "X-Gateway-Model-Name", Value: "publishers/team/models/llama"}
+	spec := v1alpha2.LLMInferenceServiceSpec{
+		Model: v1alpha2.LLMModelSpec{LoRA: &v1alpha2.LoRASpec{Adapters: []v1alpha2.LLMModelSpec{{Name: ptr.To("sql")}, {Name: ptr.To("chat")}}}},
+		Router: &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{HTTP: &v1alpha2.HTTPRouteSpec{Spec: &gwapiv1.HTTPRouteSpec{
+			Rules: []gwapiv1.HTTPRouteRule{{Matches: []gwapiv1.HTTPRouteMatch{
+				{Headers: []gwapiv1.HTTPHeaderMatch{header}}, {Path: &gwapiv1.HTTPPathMatch{Value: ptr.To("/team/llama")}}}}}}}}},
+	}
+	routeAdapters(&spec, "team", "X-Gateway-Model-Name")
+	var values []string
+	for _, m := range spec.Router.Route.HTTP.Spec.Rules[0].Matches {
+		for _, h := range m.Headers {
+			values = append(values, h.Value)
+		}
+	}
+	assert.Equal(t, []string{"publishers/team/models/llama", "publishers/team/models/chat", "publishers/team/models/sql"}, values,
+		"the base model's match, then one per adapter, by name; a path match is left alone")
+	assert.Len(t, spec.Router.Route.HTTP.Spec.Rules[0].Matches, 4)
+}

@@ -31,7 +31,9 @@ func adapters(spec *v1alpha2.LLMInferenceServiceSpec) []v1alpha2.LLMModelSpec {
 		return nil
 	}
 	out := slices.Clone(spec.Model.LoRA.Adapters)
-	slices.SortFunc(out, func(a, b v1alpha2.LLMModelSpec) int { return strings.Compare(ptr.Deref(a.Name, ""), ptr.Deref(b.Name, "")) })
+	slices.SortFunc(out, func(a, b v1alpha2.LLMModelSpec) int {
+		return strings.Compare(ptr.Deref(a.Name, ""), ptr.Deref(b.Name, ""))
+	})
 	return out
 }
 

@@ -207,3 +207,47 @@ func TestUsersOwnPool(t *testing.T) {
 		return condition(t, ns, "shared-llm", "InferencePoolReady") == "True/InferencePoolReady"
 	})
 }
+
+// TestGatewayMustExistAndBeProgrammed: a route whose Gateway does not
+// exist, or is not programmed yet, keeps the service not Ready, saying so.
+func TestGatewayMustExistAndBeProgrammed(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "gw-wait", `
+  model: {uri: hf://facebook/opt-125m}
+  router:
+    route: {}
+    gateway: {refs: [{name: later}]}
+`)
+	makeAvailable(t, ns, "gw-wait-kserve")
+	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "gw-wait-kserve-route") })
+	acceptRoute(t, ns, "gw-wait-kserve-route")
+	eventually(t, "GatewayNotReady, the Gateway missing, once the route is accepted", func() bool {
+		return condition(t, ns, "gw-wait", "HTTPRoutesReady") == "True/HTTPRoutesReady" &&
+			condition(t, ns, "gw-wait", "GatewaysReady") == "False/GatewayNotReady" &&
+			message(t, ns, "gw-wait", "GatewaysReady") == "Gateway "+ns+"/later does not exist"
+	})
+	assert.Equal(t, "False/GatewayNotReady", condition(t, ns, "gw-wait", "Ready"))
+
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: "inference", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	require.NoError(t, k8s.Create(context.Background(), gw))
+	// The Gateway is not watched (it is not Serval's): a change of the
+	// service's children brings the next look at it.
+	touch := func() {
+		require.NoError(t, retryOnConflict(func() error {
+			s := get(t, ns, "gw-wait")
+			s.Annotations = map[string]string{"touched": time.Now().String()}
+			return k8s.Update(context.Background(), s)
+		}))
+	}
+	touch()
+	eventually(t, "not programmed yet", func() bool {
+		return message(t, ns, "gw-wait", "GatewaysReady") == "Gateway "+ns+"/later is not programmed yet"
+	})
+	gw.Status = gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: ptr.To(gatewayv1.IPAddressType), Value: "10.0.0.12"}},
+		Conditions: []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionTrue, Reason: "Programmed", LastTransitionTime: metav1.Now()}}}
+	require.NoError(t, k8s.Status().Update(context.Background(), gw))
+	touch()
+	eventually(t, "Ready through the Gateway", func() bool { return condition(t, ns, "gw-wait", "Ready") == "True/Ready" })
+	assert.Equal(t, "http://10.0.0.12/"+ns+"/gw-wait", get(t, ns, "gw-wait").Status.URL)
+}

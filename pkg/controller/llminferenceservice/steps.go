@@ -2,7 +2,6 @@ package llminferenceservice
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
 

@@ -53,7 +53,7 @@ func (r *Reconciler) observePool(ctx context.Context, reader client.Reader, s *s
 		return nil
 	}
 	name, from := presets.InferencePoolName(s.svc.Name), reader
-	if p := sch.Scheduler.Pool; p != nil && p.Ref != nil && p.Ref.Name != "" {
+	if p := sch.Scheduler.Pool; p.HasRef() {
 		name, from = p.Ref.Name, client.Reader(r.APIReader)
 	}
 	pool := &igwapi.InferencePool{}

@@ -1,6 +1,10 @@
 package v1alpha2
 
-import "strings"
+import (
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
 
 // IsPipelineParallel reports whether the workload splits the model's layers
 // across nodes.
@@ -44,3 +48,31 @@ func (in *LLMInferenceService) ModelName() string {
 	}
 	return in.Name
 }
+
+// HasRef reports whether the pool is the user's own (pool.ref names one).
+func (p *InferencePoolSpec) HasRef() bool { return p != nil && p.Ref != nil && p.Ref.Name != "" }
+
+// PluginTypes are the plugin types an inline EndpointPickerConfig lists;
+// none when there is no inline config or it does not parse.
+func (c *SchedulerConfigSpec) PluginTypes() map[string]bool {
+	if c == nil || c.Inline == nil {
+		return nil
+	}
+	var cfg struct {
+		Plugins []struct {
+			Type string `json:"type"`
+		} `json:"plugins"`
+	}
+	if yaml.Unmarshal(c.Inline.Raw, &cfg) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, p := range cfg.Plugins {
+		out[p.Type] = true
+	}
+	return out
+}
+
+// TokenizerPlugins are the picker's plugins that need the standalone
+// tokenizer.
+var TokenizerPlugins = []string{"token-producer", "precise-prefix-cache-scorer"}

@@ -92,35 +92,17 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "ref"),
 					"spec.router.scheduler.config.ref is "+notYet+": put the EndpointPickerConfig in config.inline"))
 			}
-			if p := needsTokenizer(r.Scheduler.Config); p != "" {
-				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "inline"),
-					"the "+p+" plugin needs the standalone tokenizer, which is "+notYet))
+			types := r.Scheduler.Config.PluginTypes()
+			for _, p := range TokenizerPlugins {
+				if types[p] {
+					errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "inline"),
+						"the "+p+" plugin needs the standalone tokenizer, which is "+notYet))
+					break
+				}
 			}
 		}
 	}
 	return errs
-}
-
-// needsTokenizer names a plugin of an inline EndpointPickerConfig that
-// needs the standalone tokenizer, or "".
-func needsTokenizer(c *SchedulerConfigSpec) string {
-	if c == nil || c.Inline == nil {
-		return ""
-	}
-	var cfg struct {
-		Plugins []struct {
-			Type string `json:"type"`
-		} `json:"plugins"`
-	}
-	if yaml.Unmarshal(c.Inline.Raw, &cfg) != nil {
-		return ""
-	}
-	for _, p := range cfg.Plugins {
-		if p.Type == "token-producer" || p.Type == "precise-prefix-cache-scorer" {
-			return p.Type
-		}
-	}
-	return ""
 }
 
 // validateRouter checks the route against the Gateways, as KServe does.

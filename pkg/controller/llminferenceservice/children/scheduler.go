@@ -28,7 +28,7 @@ import (
 // for the spec: a scheduler whose pool is not the user's own.
 func HasScheduler(spec *v1alpha2.LLMInferenceServiceSpec) bool {
 	r := spec.Router
-	return r != nil && r.Scheduler != nil && (r.Scheduler.Pool == nil || r.Scheduler.Pool.Ref == nil || r.Scheduler.Pool.Ref.Name == "")
+	return r != nil && r.Scheduler != nil && !r.Scheduler.Pool.HasRef()
 }
 
 // configFlags are the endpoint picker's flags that carry its config.

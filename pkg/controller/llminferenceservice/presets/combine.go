@@ -219,7 +219,7 @@ func pointBackends(route *gwapiv1.HTTPRouteSpec, svc *v1alpha2.LLMInferenceServi
 			case s == nil:
 				b.Group, b.Kind = ptr.To[gwapiv1.Group](""), ptr.To[gwapiv1.Kind]("Service")
 				b.Name = gwapiv1.ObjectName(WorkloadServiceName(svc.Name))
-			case poolIsRef(s.Pool):
+			case s.Pool.HasRef():
 				b.Name = gwapiv1.ObjectName(s.Pool.Ref.Name)
 			}
 		}

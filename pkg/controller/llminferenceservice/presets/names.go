@@ -2,7 +2,6 @@ package presets
 
 import (
 	"knative.dev/pkg/kmeta"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 )
@@ -27,8 +26,6 @@ const (
 	RouterRoute                       = Prefix + "config-llm-router-route"
 	Tokenizer                         = Prefix + "config-llm-tokenizer"
 	Tracing                           = Prefix + "config-llm-tracing"
-	tokenProducerPlugin               = "token-producer"
-	precisePrefixCacheScorerPlugin    = "precise-prefix-cache-scorer"
 	defaultSchedulerConfigMapKey      = "epp"
 	defaultEndpointPickerPort         = 9002
 	componentWorkload                 = "workload"
@@ -48,7 +45,7 @@ const (
 func WellKnown(spec *v1alpha2.LLMInferenceServiceSpec) []string {
 	var out []string
 	r := spec.Router
-	if r != nil && r.Scheduler != nil && !poolIsRef(r.Scheduler.Pool) {
+	if r != nil && r.Scheduler != nil && !r.Scheduler.Pool.HasRef() {
 		out = append(out, Scheduler)
 	}
 	if TokenizerEnabled(spec) {
@@ -79,10 +76,6 @@ func WellKnown(spec *v1alpha2.LLMInferenceServiceSpec) []string {
 	return out
 }
 
-func poolIsRef(p *v1alpha2.InferencePoolSpec) bool {
-	return p != nil && p.Ref != nil && p.Ref.Name != ""
-}
-
 // TokenizerEnabled reports whether the service gets a standalone tokenizer:
 // when the scheduler's tokenizer is configured, or its inline config uses a
 // plugin that needs one (token-producer, precise-prefix-cache-scorer).
@@ -94,28 +87,13 @@ func TokenizerEnabled(spec *v1alpha2.LLMInferenceServiceSpec) bool {
 	if r.Scheduler.Tokenizer != nil {
 		return true
 	}
-	types := pluginTypes(r.Scheduler.Config)
-	return types[tokenProducerPlugin] || types[precisePrefixCacheScorerPlugin]
-}
-
-// pluginTypes are the plugin types an inline EndpointPickerConfig lists.
-func pluginTypes(c *v1alpha2.SchedulerConfigSpec) map[string]bool {
-	if c == nil || c.Inline == nil {
-		return nil
+	types := r.Scheduler.Config.PluginTypes()
+	for _, p := range v1alpha2.TokenizerPlugins {
+		if types[p] {
+			return true
+		}
 	}
-	var cfg struct {
-		Plugins []struct {
-			Type string `json:"type"`
-		} `json:"plugins"`
-	}
-	if err := yaml.Unmarshal(c.Inline.Raw, &cfg); err != nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, p := range cfg.Plugins {
-		out[p.Type] = true
-	}
-	return out
+	return false
 }
 
 // WorkloadSelector are the labels of the model pods that the InferencePool
@@ -139,7 +117,7 @@ func EPPServiceAccountName(name string) string { return kmeta.ChildName(name, ep
 // poolName is the pool the route's backends name: the user's own, else
 // the one Serval makes.
 func poolName(svc *v1alpha2.LLMInferenceService, r *v1alpha2.RouterSpec) string {
-	if r != nil && r.Scheduler != nil && poolIsRef(r.Scheduler.Pool) {
+	if r != nil && r.Scheduler != nil && r.Scheduler.Pool.HasRef() {
 		return r.Scheduler.Pool.Ref.Name
 	}
 	return InferencePoolName(svc.Name)

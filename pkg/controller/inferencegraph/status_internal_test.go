@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -12,6 +13,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/ingress/kubeingress"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // TestEveryConditionHasAReason: a reconcile that stopped before it read
@@ -36,4 +38,19 @@ func TestEveryConditionHasAReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRouteKindMissing: without Gateway API, the router still runs and
+// IngressReady names the CRD to install.
+func TestRouteKindMissing(t *testing.T) {
+	ig := &v1alpha1.InferenceGraph{}
+	s := &scope{ig: ig, orig: ig, plan: &ingress.Plan{}, out: pipeline.Outcome{MissingRouteKind: &gatewayapi.HTTPRouteKind,
+		Observed: map[v1beta1.ComponentType]workload.State{RouterComponent: {Available: true}}}}
+	st := computeStatus(s)
+	ing := meta.FindStatusCondition(st.Conditions, v1alpha1.GraphIngressReady)
+	assert.Equal(t, metav1.ConditionFalse, ing.Status)
+	assert.Equal(t, v1beta1.ReasonMissingCRD, ing.Reason)
+	assert.Contains(t, ing.Message, "the CRD httproutes.gateway.networking.k8s.io is not installed, and the route needs a HTTPRoute")
+	assert.Equal(t, metav1.ConditionTrue, meta.FindStatusCondition(st.Conditions, v1alpha1.GraphRouterReady).Status, "the router runs")
+	assert.Equal(t, v1beta1.ReasonMissingCRD, meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady).Reason)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
 
 // The reasons of the graph's conditions, besides those InferenceServices
@@ -127,13 +127,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if err := r.Client.Status().Patch(ctx, s.ig, client.MergeFrom(s.orig)); err != nil {
 		return fmt.Errorf("patch status of %s: %w", s.ig.Name, err)
 	}
-	was := meta.FindStatusCondition(s.orig.Status.Conditions, v1beta1.ConditionReady)
-	now := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady)
-	switch {
-	case now.Status == metav1.ConditionTrue && (was == nil || was.Status != metav1.ConditionTrue):
-		r.Recorder.Eventf(s.ig, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "InferenceGraph is Ready at %s", st.URL)
-	case now.Status != metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionTrue:
-		r.Recorder.Eventf(s.ig, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
-	}
+	pipeline.RecordReadiness(r.Recorder, s.ig, "InferenceGraph", st.URL, s.orig.Status.Conditions, st.Conditions, false)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
 
 // writeStatus computes the status and patches it, once, only if it changed.
@@ -114,18 +115,7 @@ func statusDigest(st *v1beta1.InferenceServiceStatus) string {
 // runtime first chosen, not ready yet while the pods start) are in the
 // status and need no Event.
 func (r *Reconciler) recordTransitions(isvc *v1beta1.InferenceService, before, after *v1beta1.InferenceServiceStatus, failing bool) {
-	was := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
-	now := meta.FindStatusCondition(after.Conditions, v1beta1.ConditionReady)
-	switch {
-	case now == nil:
-	case now.Status == metav1.ConditionTrue:
-		if was == nil || was.Status != metav1.ConditionTrue {
-			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "InferenceService is Ready at %s", after.URL)
-		}
-	case was != nil && was.Status == metav1.ConditionTrue,
-		failing && (was == nil || was.Reason != now.Reason || was.Message != now.Message):
-		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
-	}
+	pipeline.RecordReadiness(r.Recorder, isvc, "InferenceService", after.URL, before.Conditions, after.Conditions, failing)
 	oldRT := before.ServingRuntimeName + before.ClusterServingRuntimeName
 	newRT := after.ServingRuntimeName + after.ClusterServingRuntimeName
 	if oldRT != "" && newRT != "" && (oldRT != newRT || before.ProtocolVersion != after.ProtocolVersion) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -192,13 +192,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
 		return fmt.Errorf("patch status of %s: %w", s.svc.Name, err)
 	}
-	was := meta.FindStatusCondition(s.orig.Status.Conditions, v1alpha2.ConditionReady)
-	now := meta.FindStatusCondition(st.Conditions, v1alpha2.ConditionReady)
-	switch {
-	case now.Status == metav1.ConditionTrue && (was == nil || was.Status != metav1.ConditionTrue):
-		r.Recorder.Eventf(s.svc, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "LLMInferenceService is Ready at %s", st.URL)
-	case now.Status != metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionTrue:
-		r.Recorder.Eventf(s.svc, nil, corev1.EventTypeWarning, v1beta1.EventNotReady, "Reconcile", "%s: %s", now.Reason, now.Message)
-	}
+	pipeline.RecordReadiness(r.Recorder, s.svc, "LLMInferenceService", st.URL, s.orig.Status.Conditions, st.Conditions, false)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
@@ -250,4 +251,36 @@ func TestGatewayMustExistAndBeProgrammed(t *testing.T) {
 	touch()
 	eventually(t, "Ready through the Gateway", func() bool { return condition(t, ns, "gw-wait", "Ready") == "True/Ready" })
 	assert.Equal(t, "http://10.0.0.12/"+ns+"/gw-wait", get(t, ns, "gw-wait").Status.URL)
+}
+
+// TestUndecodableSpecIsReportedAndLeftAlone: a stored spec that does not
+// decode (written past admission, into a schemaless pod template) neither
+// stops the controller nor loses the service: it is named in Ready, and
+// nothing is rendered for it.
+func TestUndecodableSpecIsReportedAndLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, sigsyaml.Unmarshal([]byte(`
+apiVersion: serving.serval.dev/v1alpha2
+kind: LLMInferenceService
+metadata: {name: broken}
+spec:
+  model: {uri: hf://facebook/opt-125m}
+  template:
+    containers:
+    - name: main
+      args: --not-a-list
+`), &u.Object))
+	u.SetNamespace(ns)
+	require.NoError(t, k8s.Create(context.Background(), u))
+
+	eventually(t, "UndecodableSpec", func() bool { return condition(t, ns, "broken", "Ready") == "False/UndecodableSpec" })
+	assert.Contains(t, message(t, ns, "broken", "Ready"), "args")
+	assert.False(t, exists(&appsv1.Deployment{}, ns, "broken-kserve"), "nothing is rendered from a spec that does not decode")
+
+	// A good service beside it is served as usual.
+	createService(t, ns, "opt", `
+  model: {uri: hf://facebook/opt-125m}
+`)
+	eventually(t, "the good service's Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "opt-kserve") })
 }

@@ -41,6 +41,10 @@ type Ingress struct {
 	// and the cluster-local hosts (keys ingress.ingressGateway and
 	// ingress.localGateway, namespace/name).
 	IngressGateway, LocalGateway types.NamespacedName
+	// EnableLLMTLS serves LLMInferenceServices' model pods and endpoint
+	// pickers over TLS with their self-signed certificate
+	// (ingress.enableLLMInferenceServiceTLS, KServe's key; off as in KServe).
+	EnableLLMTLS bool
 	// LocalGatewayService is the host of the local gateway's Service
 	// (ingress.localGatewayService), which Knative-mode routes go through.
 	LocalGatewayService string
@@ -128,6 +132,7 @@ func (p *parser) ingress() Ingress {
 		URLScheme:                  p.value("ingress.urlScheme"),
 		DisableIngressCreation:     p.boolean("ingress.disableIngressCreation"),
 		RequireLoadBalancerAddress: p.boolean("ingress.requireLoadBalancerAddress"),
+		EnableLLMTLS:               p.boolean("ingress.enableLLMInferenceServiceTLS"),
 	}
 	if in.URLScheme != "http" && in.URLScheme != "https" {
 		p.fail("ingress.urlScheme", in.URLScheme, "must be http or https")

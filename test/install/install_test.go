@@ -73,7 +73,11 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		{"update", "", "secrets", "kube-system", "", false},
 		{"list", "", "secrets", "", "", false},
 		{"watch", "", "secrets", ns, "", false},
-		{"create", "", "secrets", ns, "", false},
+		// LLMInferenceServices' serving certificates: created and applied
+		// by name, never listed or updated whole.
+		{"create", "", "secrets", ns, "", true},
+		{"patch", "", "secrets", ns, "llama-kserve-self-signed-certs", true},
+		{"delete", "", "secrets", ns, "", false},
 		{"get", "", "secrets", ns, "storage-config", true},
 		{"create", "", "secrets", releaseNamespace, "", true},
 		{"update", "", "secrets", releaseNamespace, "serval-webhook-certs", true},

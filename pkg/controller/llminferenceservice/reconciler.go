@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
 
@@ -31,6 +34,7 @@ type Reconciler struct {
 	Namespace string
 
 	pipeline *pipeline.Pipeline
+	certs    *servingcert.Keeper
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch
@@ -44,6 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, svc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
+			r.certs.Forget(types.NamespacedName{Namespace: req.Namespace, Name: children.CertificateName(req.Name)})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -81,7 +86,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if err := r.combine(ctx, s, cfg); err != nil || s.stopped() {
 		return err
 	}
-	if err := r.render(s, cfg); err != nil || s.stopped() {
+	if err := r.render(ctx, s, cfg); err != nil || s.stopped() {
 		return err
 	}
 	reader, err := r.pipeline.Apply(ctx, s.owner(), &s.out)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -23,6 +24,7 @@ import (
 // optional CRDs, and the model and picker pods.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
+	r.certs = &servingcert.Keeper{Reader: r.APIReader}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("llminferenceservice").
 		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).

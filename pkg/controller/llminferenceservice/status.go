@@ -159,7 +159,7 @@ func firstFailing(cs []cond) cond {
 func setAddresses(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 	st.Addresses = s.addresses
 	if len(st.Addresses) == 0 {
-		st.Addresses = []v1alpha2.Address{{Name: "cluster-local", URL: fmt.Sprintf("http://%s.%s.svc.cluster.local:%d",
+		st.Addresses = []v1alpha2.Address{{Name: "cluster-local", URL: fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", children.Scheme(s.inputs.TLS),
 			presets.WorkloadServiceName(s.svc.Name), s.svc.Namespace, children.ModelPort)}}
 	}
 	st.URL = st.Addresses[0].URL

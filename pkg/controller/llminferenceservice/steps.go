@@ -29,7 +29,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 	g := presets.Global{
 		SystemNamespace:    r.Namespace,
 		IngressGatewayName: cfg.Ingress.Gateway.Name, IngressGatewayNamespace: cfg.Ingress.Gateway.Namespace,
-		ModelBasedRoutingHeaderName: DefaultModelRoutingHeader,
+		ModelBasedRoutingHeaderName: DefaultModelRoutingHeader, EnableTLS: cfg.Ingress.EnableLLMTLS,
 	}
 	src := source{cache: r.Client, namespace: s.svc.Namespace, system: r.Namespace}
 	res, err := presets.Combine(ctx, s.defaulted, src, g, []string{s.svc.Namespace, r.Namespace})
@@ -55,9 +55,9 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 
 // render renders the children of the combined spec; a kind whose CRD is
 // missing is reported on its condition and not rendered.
-func (r *Reconciler) render(s *scope, cfg *config.Config) error {
+func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) error {
 	si := cfg.StorageInitializer
-	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec,
+	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}}
 	c, err := children.WorkloadComponent(s.inputs)
 	var buildErr *components.BuildError
@@ -82,6 +82,11 @@ func (r *Reconciler) render(s *scope, cfg *config.Config) error {
 		s.out.Objects = append(s.out.Objects, os...)
 	}
 	add(children.Workload, objs...)
+	cert, err := r.certs.For(ctx, children.CertificateKey(s.inputs), s.svc.UID, children.CertificateNames(s.inputs))
+	if err != nil {
+		return err
+	}
+	add(children.Workload, children.CertificateObject(s.inputs, cert))
 	if children.HasScheduler(s.spec) {
 		s.scheduler = children.SchedulerComponent(s.inputs)
 		objs, err := children.SchedulerObjects(s.inputs, s.scheduler)

@@ -23,6 +23,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -90,6 +91,11 @@ func TestGolden(t *testing.T) {
 				{Name: ptr.To("sql"), URI: "hf://org/llama-sql-lora"}, {Name: ptr.To("chat"), URI: "pvc://adapters/chat"}}}
 			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}, Scheduler: &v1alpha2.SchedulerSpec{}}
 		},
+		// With ingress.enableLLMInferenceServiceTLS: the presets' TLS flags,
+		// probes and the https Service port.
+		"tls-route-and-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}, Scheduler: &v1alpha2.SchedulerSpec{}}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
@@ -101,15 +107,18 @@ func TestGolden(t *testing.T) {
 				Spec: v1alpha2.LLMInferenceServiceSpec{Model: v1alpha2.LLMModelSpec{URI: "hf://meta-llama/Llama-3.1-8B-Instruct"}}}
 			change(&svc.Spec)
 			v1alpha2.Default(svc)
+			tls := strings.HasPrefix(name, "tls-")
 			res, err := presets.Combine(context.Background(), svc, src, presets.Global{SystemNamespace: "serval-system",
-				IngressGatewayName: "serval-gateway", IngressGatewayNamespace: "serval-system", ModelBasedRoutingHeaderName: "X-Gateway-Model-Name"},
-				[]string{"team", "serval-system"})
+				IngressGatewayName: "serval-gateway", IngressGatewayNamespace: "serval-system", ModelBasedRoutingHeaderName: "X-Gateway-Model-Name",
+				EnableTLS: tls}, []string{"team", "serval-system"})
 			require.NoError(t, err)
-			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}}
+			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
 			w, err := children.WorkloadComponent(in)
 			require.NoError(t, err)
 			objs, err := children.WorkloadObjects(in, w)
 			require.NoError(t, err)
+			// The certificate is random; its names are checked in TestCertificateNames.
+			objs = append(objs, children.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
 			if children.HasScheduler(in.Spec) {
 				more, err := children.SchedulerObjects(in, children.SchedulerComponent(in))
 				require.NoError(t, err)

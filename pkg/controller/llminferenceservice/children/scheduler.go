@@ -48,7 +48,7 @@ func SchedulerComponent(in Inputs) *components.Component {
 	if len(pod.Containers) > 0 {
 		main := &pod.Containers[0]
 		if !slices.ContainsFunc(main.Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
-			main.Args = append(main.Args, "--config-text", schedulerConfig(in.Spec))
+			main.Args = append(main.Args, "--config-text", schedulerConfig(in.Spec, in.TLS))
 		}
 		addSchedulerTracing(in.Spec.Tracing, svc, main)
 	}
@@ -65,9 +65,12 @@ func SchedulerComponent(in Inputs) *components.Component {
 
 // schedulerConfig is the picker's EndpointPickerConfig: the inline one, else
 // the default of llm-d's baseline (KServe's): queue, KV-cache utilisation,
-// prefix-cache and no-hit-LRU scorers, and LoRA affinity when the model has
-// adapters.
-func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec) string {
+// prefix-cache and no-hit-LRU scorers, LoRA affinity when the model has
+// adapters, and with TLS the model's metrics read over https from its
+// self-signed certificate (KServe's --model-server-metrics-scheme=https,
+// which llm-d's picker takes as the metrics-data-source plugin since
+// v0.10).
+func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec, tls bool) string {
 	if c := spec.Router.Scheduler.Config; c != nil && c.Inline != nil {
 		return string(c.Inline.Raw)
 	}
@@ -77,6 +80,9 @@ func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec) string {
 		"- type: prefix-cache-scorer\n- type: no-hit-lru-scorer\n- type: max-score-picker\n"
 	if lora {
 		text += "- type: lora-affinity-scorer\n"
+	}
+	if tls {
+		text += "- type: metrics-data-source\n  parameters:\n    scheme: https\n    insecureSkipVerify: true\n"
 	}
 	text += "schedulingProfiles:\n- name: default\n  plugins:\n"
 	if lora {

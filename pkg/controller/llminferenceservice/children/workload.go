@@ -34,6 +34,9 @@ type Inputs struct {
 	Credentials storage.Credentials
 	// ImageVolumes says whether the cluster mounts images as volumes.
 	ImageVolumes components.ImageVolumes
+	// TLS says whether the model and the picker serve TLS
+	// (.GlobalConfig.EnableTLS).
+	TLS bool
 }
 
 // ModelPort is the port vLLM serves on in the presets.
@@ -126,15 +129,24 @@ func WorkloadObjects(in Inputs, c *components.Component) ([]apply.Object, error)
 	}
 	svc := in.Service
 	name := presets.WorkloadServiceName(svc.Name)
+	scheme := Scheme(in.TLS)
 	service := corev1ac.Service(name, svc.Namespace).
 		WithLabels(commonLabels(svc, Workload)).
 		WithOwnerReferences(owner.OfLLM(svc).Reference()).
 		WithSpec(corev1ac.ServiceSpec().
 			WithSelector(workloadSelector(svc)).
-			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(ModelPort).
+			WithPorts(corev1ac.ServicePort().WithName(scheme).WithAppProtocol(scheme).WithPort(ModelPort).
 				WithTargetPort(intstr.FromInt32(ModelPort)).WithProtocol(corev1.ProtocolTCP)))
 	return []apply.Object{
 		{GVK: standard.DeploymentKind.GVK, Key: c.Key(), Spec: dep},
 		{GVK: standard.ServiceKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: name}, Spec: service},
 	}, nil
+}
+
+// Scheme is the model's and the picker's scheme: https when they serve TLS.
+func Scheme(tls bool) string {
+	if tls {
+		return "https"
+	}
+	return "http"
 }

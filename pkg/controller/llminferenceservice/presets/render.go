@@ -34,7 +34,8 @@ type Global struct {
 // render renders the Go templates in spec's strings over the service, as
 // KServe does: the data is the service itself (.ObjectMeta, .Spec, ...) and
 // .GlobalConfig; the functions are ChildName, shutdownTimeout and
-// kvTransferConfig; a missing key is an error.
+// kvTransferConfig; a missing key is an error. A command or args item that
+// renders empty is dropped (see dropEmptyArgs).
 func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string) (v1alpha2.LLMInferenceServiceSpec, error) {
 	text, err := json.Marshal(spec)
 	if err != nil {
@@ -52,6 +53,7 @@ func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name s
 	if err := json.Unmarshal([]byte(out), &rendered); err != nil {
 		return spec, fmt.Errorf("the rendered spec is not valid JSON (a template wrote a quote?): %w", err)
 	}
+	dropEmptyArgs(&spec, &rendered)
 	return rendered, nil
 }
 

@@ -1,0 +1,43 @@
+package children_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/gateway-api-inference-extension/api/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+)
+
+func TestCertificateNames(t *testing.T) {
+	svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team"}}
+	for _, c := range []struct {
+		name string
+		spec v1alpha2.LLMInferenceServiceSpec
+		want []string
+	}{
+		{"the workload's Service", v1alpha2.LLMInferenceServiceSpec{},
+			[]string{"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local"}},
+		{"and the picker's", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}},
+			[]string{"llama-epp-service.team.svc", "llama-epp-service.team.svc.cluster.local",
+				"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local"}},
+		{"the picker a pool spec names", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{
+			Pool: &v1alpha2.InferencePoolSpec{Spec: &v1.InferencePoolSpec{EndpointPickerRef: &v1.EndpointPickerRef{Name: "picker"}}}}}},
+			[]string{"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local",
+				"picker.team.svc", "picker.team.svc.cluster.local"}},
+		{"not a user's pool: no picker of Serval's", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{
+			Pool: &v1alpha2.InferencePoolSpec{Ref: &corev1.LocalObjectReference{Name: "mine"}}}}},
+			[]string{"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local"}},
+		{"a pool spec without a picker", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{
+			Pool: &v1alpha2.InferencePoolSpec{Spec: &v1.InferencePoolSpec{}}}}},
+			[]string{"llama-epp-service.team.svc", "llama-epp-service.team.svc.cluster.local",
+				"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, children.CertificateNames(children.Inputs{Service: svc, Spec: &c.spec}))
+		})
+	}
+}

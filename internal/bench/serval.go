@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -166,7 +167,7 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	}
 	res.PeakRSSMiB, res.FileRSSMiB = mem.Peak, mem.File
 	res.LiveHeapMiB = idle.sum("go_gc_heap_live_bytes", nil) / (1 << 20)
-	children, err := readChildren(ctx, c, o.N, subj.label)
+	children, err := readChildren(ctx, c, o.N, subj)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -288,18 +289,22 @@ func requestFigures(res *ServalResult, before, after metrics, n int, controller 
 }
 
 // readChildren reads back the children Serval made, by the service whose
-// label (label) they carry, as the floor will create them: what the API
-// server filled in dropped.
-func readChildren(ctx context.Context, c client.Client, n int, label string) (map[string][]*unstructured.Unstructured, error) {
+// label they carry, as the floor will create them: what the API server
+// filled in dropped.
+func readChildren(ctx context.Context, c client.Client, n int, subj subject) (map[string][]*unstructured.Unstructured, error) {
 	out := map[string][]*unstructured.Unstructured{}
+	label := subj.label
+	var gvks []schema.GroupVersionKind
 	for _, k := range registry.Kinds() {
-		if k.Optional() {
-			continue // no optional CRD in a bench cluster
+		if !k.Optional() { // no optional CRD in a bench cluster
+			gvks = append(gvks, k.GVK)
 		}
+	}
+	for _, gvk := range append(gvks, subj.uncached...) {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := c.List(ctx, list, client.InNamespace(Namespace), client.HasLabels{label}); err != nil {
-			return nil, fmt.Errorf("list %s: %w", k, err)
+			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {
 			obj := asCreated(&list.Items[i])

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/dev"
@@ -18,9 +20,12 @@ import (
 // cluster needs before it (a runtime, the presets).
 type subject struct {
 	kind, sample, label, controller, description string
-	list                                         func() client.ObjectList
-	ready                                        func(client.Object) bool
-	setup                                        func(ctx context.Context, c client.Client, root string) error
+	// uncached are the kinds of children the manager does not watch (so
+	// not in the registry), which the floor must create too.
+	uncached []schema.GroupVersionKind
+	list     func() client.ObjectList
+	ready    func(client.Object) bool
+	setup    func(ctx context.Context, c client.Client, root string) error
 }
 
 // subjects are the kinds serval bench measures, by --kind.
@@ -40,7 +45,8 @@ var subjects = map[string]subject{
 	"llm": {
 		kind: "LLMInferenceService", sample: "config/samples/llm-opt-125m.yaml", label: v1alpha2.LLMInferenceServiceLabel,
 		controller: "llminferenceservice", description: "KServe's opt-125m CPU sample, without a router",
-		list: func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} },
+		uncached: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Secret"), corev1.SchemeGroupVersion.WithKind("ServiceAccount")},
+		list:     func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} },
 		ready: func(obj client.Object) bool {
 			svc, ok := obj.(*v1alpha2.LLMInferenceService)
 			return ok && meta.IsStatusConditionTrue(svc.Status.Conditions, v1alpha2.ConditionReady)

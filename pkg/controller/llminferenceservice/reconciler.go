@@ -57,10 +57,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	s := newScope(svc)
 	err := r.reconcileChildren(ctx, s)
-	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
+	hold, statusErr := r.writeStatus(ctx, s)
+	if statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	return s.out.Result(err)
+	res, err := s.out.Result(err)
+	if err == nil && hold > 0 && (res.RequeueAfter == 0 || hold < res.RequeueAfter) {
+		res.RequeueAfter = hold // write the held status then, if nothing did before
+	}
+	return res, err
 }
 
 // reconcileChildren runs the steps up to and including observing. A user's

@@ -105,7 +105,7 @@ the control plane in bin/ (make controlplane).`,
 		},
 	}
 	cmd.Flags().IntVarP(&o.N, "n", "n", 100, "the number of services")
-	cmd.Flags().StringVar(&o.Kind, "kind", "isvc", "what to create N of: isvc (KServe's sklearn sample as InferenceServices) or llm (KServe's opt-125m CPU sample as LLMInferenceServices)")
+	cmd.Flags().StringVar(&o.Kind, "kind", "isvc", "what to create N of: isvc (KServe's sklearn sample as InferenceServices), llm (KServe's opt-125m CPU sample as LLMInferenceServices), or llm-router (the same with a managed route and the endpoint picker)")
 	cmd.Flags().IntVar(&o.Workers, "workers", 16, "parallel creates")
 	cmd.Flags().DurationVar(&o.IdleWindow, "idle", time.Minute, "how long to watch the manager once all are Ready")
 	cmd.Flags().StringArrayVar(&o.ManagerArgs, "manager-arg", nil, "an extra flag for the manager, such as --max-concurrent-reconciles=8 (repeatable)")

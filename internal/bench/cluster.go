@@ -36,15 +36,15 @@ var benchControllerManagerFlags = []string{"--kube-api-qps=1000", "--kube-api-bu
 
 // startCluster starts a fresh sandbox sized for n pods on 2 nodes, in
 // dir/name when dir is set.
-func startCluster(ctx context.Context, n int, dir, name string, progress io.Writer) (*sandbox.Sandbox, error) {
+func startCluster(ctx context.Context, n int, dir, name string, subj subject, progress io.Writer) (*sandbox.Sandbox, error) {
 	if dir != "" {
 		dir = filepath.Join(dir, name)
 	}
 	return sandbox.Start(ctx, sandbox.Options{
 		Dir:   dir,
-		Nodes: 2, GPUNodes: -1, PodsPerNode: n/2 + 100, Controllers: benchControllers,
+		Nodes: 2, GPUNodes: -1, PodsPerNode: n*max(subj.podsPerService, 1)/2 + 100, Controllers: benchControllers,
 		ControllerManagerFlags: benchControllerManagerFlags,
-		CRDPaths:               []string{"config/crd/bases"}, SkipUpstreamCRDs: true, Scheme: operator.Scheme(),
+		CRDPaths:               []string{"config/crd/bases"}, SkipUpstreamCRDs: !subj.upstreamCRDs, Scheme: operator.Scheme(),
 		Progress: progress,
 	})
 }
@@ -139,4 +139,22 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// play runs the subject's stand-in controller, if it has one, until the
+// returned function is called; its failure is reported to progress (the
+// run then waits for Ready in vain and says so).
+func play(ctx context.Context, subj subject, sb *sandbox.Sandbox, progress io.Writer) (stop func()) {
+	if subj.play == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := subj.play(ctx, sb); err != nil {
+			fmt.Fprintf(progress, "bench: the stand-in for the Gateway stopped: %v\n", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }

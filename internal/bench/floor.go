@@ -25,8 +25,12 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	if err != nil {
 		return nil, err
 	}
+	subj, err := subjectOf(o.Kind)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintln(o.Progress, "bench: starting a cluster for the floor")
-	sb, err := startCluster(ctx, o.N, o.Dir, "floor", o.Progress)
+	sb, err := startCluster(ctx, o.N, o.Dir, "floor", subj, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -42,10 +46,8 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 	if err := waitQuiet(ctx, cs, o.Progress); err != nil {
 		return nil, err
 	}
-	subj, err := subjectOf(o.Kind)
-	if err != nil {
-		return nil, err
-	}
+	stopPlay := play(ctx, subj, sb, o.Progress)
+	defer stopPlay()
 	sample, err := readObject(filepath.Join(root, subj.sample))
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,8 +35,12 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 	if err != nil {
 		return nil, nil, err
 	}
+	subj, err := subjectOf(o.Kind)
+	if err != nil {
+		return nil, nil, err
+	}
 	fmt.Fprintf(o.Progress, "bench: starting a cluster for the run with Serval (N=%d)\n", o.N)
-	sb, err := startCluster(ctx, o.N, o.Dir, "serval", o.Progress)
+	sb, err := startCluster(ctx, o.N, o.Dir, "serval", subj, o.Progress)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,13 +51,11 @@ func runServal(ctx context.Context, o Options) (*ServalResult, map[string][]*uns
 			return nil, nil, err
 		}
 	}
-	subj, err := subjectOf(o.Kind)
-	if err != nil {
-		return nil, nil, err
-	}
 	if err := subj.setup(ctx, c, root); err != nil {
 		return nil, nil, err
 	}
+	stopPlay := play(ctx, subj, sb, o.Progress)
+	defer stopPlay()
 	if err := dev.ApplyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), dev.ManagerNamespace); err != nil {
 		return nil, nil, err
 	}
@@ -296,14 +299,18 @@ func readChildren(ctx context.Context, c client.Client, n int, subj subject) (ma
 	label := subj.label
 	var gvks []schema.GroupVersionKind
 	for _, k := range registry.Kinds() {
-		if !k.Optional() { // no optional CRD in a bench cluster
+		if !k.Optional() || subj.upstreamCRDs {
 			gvks = append(gvks, k.GVK)
 		}
 	}
 	for _, gvk := range append(gvks, subj.uncached...) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, list, client.InNamespace(Namespace), client.HasLabels{label}); err != nil {
+		err := c.List(ctx, list, client.InNamespace(Namespace), client.HasLabels{label})
+		switch {
+		case meta.IsNoMatchError(err):
+			continue // an optional kind the cluster has no CRD for
+		case err != nil:
 			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {

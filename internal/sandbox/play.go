@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
@@ -69,6 +71,31 @@ func (s *Sandbox) PlayKEDAReady(ctx context.Context, ns, name string, timeout ti
 // of an LLMInferenceService (either may be "" when there is none) and
 // accepts them.
 func (s *Sandbox) PlayInferenceGateway(ctx context.Context, gateway types.NamespacedName, ns, pool, route string, timeout time.Duration) error {
+	if err := s.ProgramGateway(ctx, gateway); err != nil {
+		return err
+	}
+	if pool != "" {
+		p := &igwapi.InferencePool{}
+		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: pool}, p, timeout); err != nil {
+			return err
+		}
+		if err := s.acceptPool(ctx, gateway, p); err != nil {
+			return err
+		}
+	}
+	if route != "" {
+		r := &gatewayv1.HTTPRoute{}
+		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: route}, r, timeout); err != nil {
+			return err
+		}
+		return s.acceptRoute(ctx, r)
+	}
+	return nil
+}
+
+// ProgramGateway makes the Gateway gateway if it is not there and reports
+// it programmed, with an address, as a Gateway implementation would.
+func (s *Sandbox) ProgramGateway(ctx context.Context, gateway types.NamespacedName) error {
 	gw := &gatewayv1.Gateway{}
 	if err := s.Client.Get(ctx, gateway, gw); apierrors.IsNotFound(err) {
 		gw = &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gateway.Namespace, Name: gateway.Name},
@@ -80,36 +107,80 @@ func (s *Sandbox) PlayInferenceGateway(ctx context.Context, gateway types.Namesp
 		return err
 	}
 	now := metav1.Now()
-	accepted := []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: now},
-		{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", LastTransitionTime: now}}
 	gw.Status = gatewayv1.GatewayStatus{Addresses: []gatewayv1.GatewayStatusAddress{{Type: ptr.To(gatewayv1.IPAddressType), Value: "127.0.0.1"}},
 		Conditions: []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionTrue, Reason: "Programmed", LastTransitionTime: now},
 			{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: now}}}
 	if err := s.Client.Status().Update(ctx, gw); err != nil {
 		return fmt.Errorf("program Gateway %s: %w", gateway, err)
 	}
-	parent := igwapi.ParentReference{Name: igwapi.ObjectName(gateway.Name), Namespace: igwapi.Namespace(gateway.Namespace)}
-	if pool != "" {
-		p := &igwapi.InferencePool{}
-		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: pool}, p, timeout); err != nil {
-			return err
-		}
-		p.Status.Parents = []igwapi.ParentStatus{{ParentRef: parent, Conditions: accepted}}
-		if err := s.Client.Status().Update(ctx, p); err != nil {
-			return fmt.Errorf("accept InferencePool %s/%s: %w", ns, pool, err)
+	return nil
+}
+
+// AcceptInferenceTraffic plays the Gateway gateway for every InferencePool
+// and HTTPRoute that appears in ns until ctx ends: each is accepted once,
+// as it is created. Benchmarks run it beside hundreds of services.
+func (s *Sandbox) AcceptInferenceTraffic(ctx context.Context, gateway types.NamespacedName, ns string) error {
+	w, err := client.NewWithWatch(s.Env.Config, client.Options{Scheme: s.Client.Scheme()})
+	if err != nil {
+		return err
+	}
+	pools, err := w.Watch(ctx, &igwapi.InferencePoolList{}, client.InNamespace(ns))
+	if err != nil {
+		return fmt.Errorf("watch InferencePools: %w", err)
+	}
+	defer pools.Stop()
+	routes, err := w.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace(ns))
+	if err != nil {
+		return fmt.Errorf("watch HTTPRoutes: %w", err)
+	}
+	defer routes.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-pools.ResultChan():
+			if !ok {
+				return errors.New("the watch of InferencePools ended")
+			}
+			if p, isPool := e.Object.(*igwapi.InferencePool); isPool && e.Type == watch.Added {
+				if err := s.acceptPool(ctx, gateway, p); err != nil && ctx.Err() == nil {
+					return err
+				}
+			}
+		case e, ok := <-routes.ResultChan():
+			if !ok {
+				return errors.New("the watch of HTTPRoutes ended")
+			}
+			if r, isRoute := e.Object.(*gatewayv1.HTTPRoute); isRoute && e.Type == watch.Added {
+				if err := s.acceptRoute(ctx, r); err != nil && ctx.Err() == nil {
+					return err
+				}
+			}
 		}
 	}
-	if route != "" {
-		r := &gatewayv1.HTTPRoute{}
-		if err := s.waitFor(ctx, types.NamespacedName{Namespace: ns, Name: route}, r, timeout); err != nil {
-			return err
-		}
-		for _, ref := range r.Spec.ParentRefs {
-			r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "sandbox.serval.dev/gateway", Conditions: accepted})
-		}
-		if err := s.Client.Status().Update(ctx, r); err != nil {
-			return fmt.Errorf("accept HTTPRoute %s/%s: %w", ns, route, err)
-		}
+}
+
+func acceptedConditions() []metav1.Condition {
+	now := metav1.Now()
+	return []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: now},
+		{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", LastTransitionTime: now}}
+}
+
+func (s *Sandbox) acceptPool(ctx context.Context, gateway types.NamespacedName, p *igwapi.InferencePool) error {
+	parent := igwapi.ParentReference{Name: igwapi.ObjectName(gateway.Name), Namespace: igwapi.Namespace(gateway.Namespace)}
+	p.Status.Parents = []igwapi.ParentStatus{{ParentRef: parent, Conditions: acceptedConditions()}}
+	if err := s.Client.Status().Update(ctx, p); err != nil {
+		return fmt.Errorf("accept InferencePool %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+func (s *Sandbox) acceptRoute(ctx context.Context, r *gatewayv1.HTTPRoute) error {
+	for _, ref := range r.Spec.ParentRefs {
+		r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "sandbox.serval.dev/gateway", Conditions: acceptedConditions()})
+	}
+	if err := s.Client.Status().Update(ctx, r); err != nil {
+		return fmt.Errorf("accept HTTPRoute %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
@@ -112,7 +111,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 // serviceAccountSecrets fetches the Secrets attached to the predictor's
 // ServiceAccount, for storage credentials. Only a download storage URI needs
 // them. Both are read uncached (the cache holds no cluster-wide Secrets or
-// ServiceAccounts) and remembered for a short while (credentialsMemo).
+// ServiceAccounts) and remembered for a short while (credentials.Memo).
 func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.InferenceService) (map[string][]corev1.Secret, error) {
 	if uri := components.StorageURIOf(isvc); uri == "" || strings.HasPrefix(uri, "pvc://") {
 		return nil, nil
@@ -122,33 +121,11 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 		name = "default"
 	}
 	key := types.NamespacedName{Namespace: isvc.Namespace, Name: name}
-	secrets, err := r.credentials.load(key, func() ([]corev1.Secret, error) { return r.readServiceAccountSecrets(ctx, key) })
+	secrets, err := r.credentials.ServiceAccountSecrets(ctx, r.APIReader, key)
 	if err != nil {
 		return nil, err
 	}
 	return map[string][]corev1.Secret{name: secrets}, nil
-}
-
-// readServiceAccountSecrets reads a ServiceAccount and the Secrets it lists;
-// none when it does not exist.
-func (r *Reconciler) readServiceAccountSecrets(ctx context.Context, key types.NamespacedName) ([]corev1.Secret, error) {
-	sa := &corev1.ServiceAccount{}
-	if err := r.APIReader.Get(ctx, key, sa); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	var secrets []corev1.Secret
-	for _, ref := range sa.Secrets {
-		secret := &corev1.Secret{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: ref.Name}, secret)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read Secret %s of ServiceAccount %s: %w", ref.Name, key.Name, err)
-		}
-		secrets = append(secrets, *secret)
-	}
-	return secrets, nil
 }
 
 // storageConfig reads the storage-config Secret when the model is given as

@@ -18,6 +18,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/controller/workload"
@@ -29,7 +30,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	r.pipeline = pipeline.New(mgr, &v1beta1.InferenceService{}, r.Applier, r.Recorder)
-	r.credentials = newCredentialsMemo()
+	r.credentials = credentials.NewMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: pipeline.RateLimiter()}).

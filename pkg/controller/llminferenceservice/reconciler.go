@@ -15,6 +15,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
@@ -35,6 +36,9 @@ type Reconciler struct {
 
 	pipeline *pipeline.Pipeline
 	certs    *servingcert.Keeper
+	// credentials are the download credentials of the model pods'
+	// ServiceAccounts.
+	credentials *credentials.Memo
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
@@ -25,6 +26,7 @@ import (
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
 	r.certs = &servingcert.Keeper{Reader: r.APIReader}
+	r.credentials = credentials.NewMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("llminferenceservice").
 		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).

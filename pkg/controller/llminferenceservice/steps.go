@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -59,6 +60,13 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 	si := cfg.StorageInitializer
 	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}}
+	if sa, ok := children.DownloadServiceAccount(s.inputs); ok {
+		secrets, err := r.credentials.ServiceAccountSecrets(ctx, r.APIReader, types.NamespacedName{Namespace: s.svc.Namespace, Name: sa})
+		if err != nil {
+			return err
+		}
+		s.inputs.Credentials = storage.Credentials{ServiceAccountSecrets: secrets}
+	}
 	c, err := children.WorkloadComponent(s.inputs)
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {

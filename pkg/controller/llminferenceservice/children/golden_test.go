@@ -96,6 +96,12 @@ func TestGolden(t *testing.T) {
 		"tls-route-and-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}, Scheduler: &v1alpha2.SchedulerSpec{}}
 		},
+		// A private bucket: the S3 credentials of the template's
+		// ServiceAccount go to the storage initializer (see credentials).
+		"s3-model-credentials": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Model.URI = "s3://models/llama"
+			s.Template = &corev1.PodSpec{ServiceAccountName: "downloader", Containers: []corev1.Container{{Name: "main"}}}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
@@ -113,6 +119,9 @@ func TestGolden(t *testing.T) {
 				EnableTLS: tls}, []string{"team", "serval-system"})
 			require.NoError(t, err)
 			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
+			if sa, ok := children.DownloadServiceAccount(in); ok && sa == "downloader" {
+				in.Credentials = credentials
+			}
 			w, err := children.WorkloadComponent(in)
 			require.NoError(t, err)
 			objs, err := children.WorkloadObjects(in, w)
@@ -133,6 +142,14 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// credentials are the Secrets of the ServiceAccount "downloader": S3 keys
+// and their endpoint, as KServe's users attach them.
+var credentials = storage.Credentials{ServiceAccountSecrets: []corev1.Secret{{
+	ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Annotations: map[string]string{
+		"serving.kserve.io/s3-endpoint": "minio.storage:9000", "serving.kserve.io/s3-usehttps": "0"}},
+	Data: map[string][]byte{"AWS_ACCESS_KEY_ID": []byte("id"), "AWS_SECRET_ACCESS_KEY": []byte("secret")},
+}}}
 
 func render(t *testing.T, objs []apply.Object) []byte {
 	var docs []string

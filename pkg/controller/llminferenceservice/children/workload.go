@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -91,6 +92,31 @@ func addModels(c *components.Component, in Inputs) error {
 		return &components.BuildError{Component: c.Type, Reason: v1beta1.UnsupportedStorageURI, Message: err.Error()}
 	}
 	return components.AddModels(c, entries, in.Storage, in.Credentials)
+}
+
+// DownloadServiceAccount is the ServiceAccount whose Secrets hold the
+// credentials of the model's download ("default" unless the template names
+// one), as KServe reads them; ok is false when nothing is downloaded: the
+// storage initializer is off, or the model and its adapters are on claims
+// or in OCI images.
+func DownloadServiceAccount(in Inputs) (string, bool) {
+	if si := in.Spec.StorageInitializer; si != nil && si.Enabled != nil && !*si.Enabled {
+		return "", false
+	}
+	uris := []string{in.Spec.Model.URI}
+	for _, a := range adapters(in.Spec) {
+		uris = append(uris, a.URI)
+	}
+	download := slices.ContainsFunc(uris, func(u string) bool {
+		return !strings.HasPrefix(u, "pvc://") && !strings.HasPrefix(u, "oci://")
+	})
+	if !download {
+		return "", false
+	}
+	if in.Spec.Template != nil && in.Spec.Template.ServiceAccountName != "" {
+		return in.Spec.Template.ServiceAccountName, true
+	}
+	return "default", true
 }
 
 // mainFirst moves the container named main first: the model is mounted

@@ -1,4 +1,4 @@
-package inferenceservice
+package credentials
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 
 func TestCredentialsMemo(t *testing.T) {
 	now := time.Unix(1e9, 0)
-	m := newCredentialsMemo()
+	m := NewMemo()
 	m.now = func() time.Time { return now }
 	sa := types.NamespacedName{Namespace: "ns", Name: "default"}
 	other := types.NamespacedName{Namespace: "ns", Name: "other"}
@@ -26,7 +26,7 @@ func TestCredentialsMemo(t *testing.T) {
 	assert.True(t, ok)
 	assert.Len(t, got, 1)
 
-	now = now.Add(CredentialsTTL - time.Second)
+	now = now.Add(TTL - time.Second)
 	_, ok = m.get(sa)
 	assert.True(t, ok, "fresh until the TTL")
 	now = now.Add(time.Second)
@@ -41,7 +41,7 @@ func TestCredentialsMemo(t *testing.T) {
 // once, however they interleave: those that arrive while the read is in
 // flight share it, the later ones find its result remembered.
 func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
-	m := newCredentialsMemo()
+	m := NewMemo()
 	sa := types.NamespacedName{Namespace: "ns", Name: "default"}
 	var reads atomic.Int32
 	release := make(chan struct{})

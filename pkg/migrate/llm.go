@@ -51,9 +51,6 @@ func migrateLLM(version string, obj *yaml.Node) []finding {
 		out = append(out, finding{path: "spec.router.route.group", msg: "routing groups are not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
 	}
 	scheduler := lookup(router, "scheduler")
-	if lookup(scheduler, "tokenizer") != nil {
-		out = append(out, finding{path: "spec.router.scheduler.tokenizer", msg: "the standalone tokenizer is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
-	}
 	if lookup(lookup(scheduler, "config"), "ref") != nil {
 		out = append(out, finding{path: "spec.router.scheduler.config.ref", msg: "config.ref is not supported by Serval yet " +
 			"(the manager reads no ConfigMap outside its namespace): move the EndpointPickerConfig into config.inline; " + rejectedByLLMWebhook, blocking: true})

@@ -23,7 +23,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
-// observe reads the model workload, the picker, the pool, the routes and
+// observe reads the model workload, the picker, the tokenizer, the pool,
+// the routes and
 // their Gateways. reader is the cache plus what was just created; what the
 // user brings (a pool, routes, the Gateways) is read uncached, since only
 // Serval's children are cached.
@@ -39,6 +40,13 @@ func (r *Reconciler) observe(ctx context.Context, reader client.Reader, s *scope
 			return err
 		}
 		s.schedulerState = &st
+	}
+	if s.tokenizer != nil {
+		st, err := standard.Mode{}.Observe(ctx, reader, s.tokenizer)
+		if err != nil {
+			return err
+		}
+		s.tokenizerState = &st
 	}
 	if err := r.observePool(ctx, reader, s); err != nil {
 		return err

@@ -18,17 +18,17 @@ type scope struct {
 	applied []v1alpha2.AppliedConfigRef
 	spec    *v1alpha2.LLMInferenceServiceSpec
 	inputs  children.Inputs
-	// workload and scheduler are the model workload and the picker (nil
-	// without a scheduler).
-	workload, scheduler *components.Component
+	// workload, scheduler and tokenizer are the model workload, the picker
+	// and the standalone tokenizer (nil when there is none).
+	workload, scheduler, tokenizer *components.Component
 	// out is what the pipeline applied and refused.
 	out pipeline.Outcome
 	// missing are the conditions whose kind's CRD is absent, with the
 	// message: the objects of that kind are not rendered.
 	missing map[string]string
 	// observed states.
-	workloadState, schedulerState *workload.State
-	pool, routes, gateways        *cond
+	workloadState, schedulerState, tokenizerState *workload.State
+	pool, routes, gateways                        *cond
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
 	// failure stopped the reconcile: its condition, reason and message.

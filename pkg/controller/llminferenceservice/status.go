@@ -62,6 +62,8 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 			t = v1alpha2.ConditionMainWorkloadReady
 		} else if s.out.Failure.Component == children.Scheduler {
 			t = v1alpha2.ConditionSchedulerWorkloadReady
+		} else if s.out.Failure.Component == children.Tokenizer {
+			t = v1alpha2.ConditionTokenizerReady
 		}
 		set(t, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
 		set(v1alpha2.ConditionReady, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
@@ -77,6 +79,11 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, children.Scheduler, s.schedulerState))
 	} else {
 		remove(v1alpha2.ConditionSchedulerWorkloadReady)
+	}
+	if s.tokenizer != nil {
+		routerSet(v1alpha2.ConditionTokenizerReady, workloadCondition(s, children.Tokenizer, s.tokenizerState))
+	} else {
+		remove(v1alpha2.ConditionTokenizerReady)
 	}
 	if msg, missing := s.missing[v1alpha2.ConditionInferencePoolReady]; missing {
 		routerSet(v1alpha2.ConditionInferencePoolReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
@@ -206,7 +213,7 @@ func onlyWaiting(s *scope) bool {
 	if s.failure != nil || s.out.Failure != nil || len(s.out.ApplyFailures) > 0 || len(s.missing) > 0 {
 		return false
 	}
-	for _, st := range []*workload.State{s.workloadState, s.schedulerState} {
+	for _, st := range []*workload.State{s.workloadState, s.schedulerState, s.tokenizerState} {
 		if st != nil && !st.Available && (st.Problem != nil || st.RolloutFailed) {
 			return false
 		}

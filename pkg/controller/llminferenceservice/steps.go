@@ -96,7 +96,9 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 	}
 	add(children.Workload, children.CertificateObject(s.inputs, cert))
 	if children.HasScheduler(s.spec) {
-		s.scheduler = children.SchedulerComponent(s.inputs)
+		if s.scheduler, err = children.SchedulerComponent(s.inputs); err != nil {
+			return fmt.Errorf("render the scheduler: %w", err)
+		}
 		objs, err := children.SchedulerObjects(s.inputs, s.scheduler)
 		if err != nil {
 			return fmt.Errorf("render the scheduler: %w", err)
@@ -106,6 +108,22 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 			objs = withoutKind(objs, children.InferencePoolKind.GVK)
 		}
 		add(children.Scheduler, objs...)
+	}
+	if children.HasTokenizer(s.spec) {
+		c, err := children.TokenizerComponent(s.inputs)
+		if errors.As(err, &buildErr) {
+			s.fail(v1alpha2.ConditionTokenizerReady, string(buildErr.Reason), buildErr.Message)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("render the tokenizer: %w", err)
+		}
+		s.tokenizer = c
+		objs, err := children.TokenizerObjects(s.inputs, c)
+		if err != nil {
+			return fmt.Errorf("render the tokenizer: %w", err)
+		}
+		add(children.Tokenizer, objs...)
 	}
 	if children.HasManagedRoute(s.inputs) {
 		if k := r.pipeline.Watches.Missing([]kinds.Kind{gatewayapi.HTTPRouteKind}); k != nil {

@@ -85,20 +85,11 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 			refuse(r.Route.Group != nil || r.Route.Weight != nil, spec.Child("router", "route", "group"))
 		}
 		if r.Scheduler != nil {
-			refuse(r.Scheduler.Tokenizer != nil, spec.Child("router", "scheduler", "tokenizer"))
 			if r.Scheduler.Config != nil && r.Scheduler.Config.Ref != nil {
 				// Reading it would take a right to read every ConfigMap of
 				// the cluster, which the manager does not hold.
 				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "ref"),
 					"spec.router.scheduler.config.ref is "+notYet+": put the EndpointPickerConfig in config.inline"))
-			}
-			types := r.Scheduler.Config.PluginTypes()
-			for _, p := range TokenizerPlugins {
-				if types[p] {
-					errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "inline"),
-						"the "+p+" plugin needs the standalone tokenizer, which is "+notYet))
-					break
-				}
 			}
 		}
 	}

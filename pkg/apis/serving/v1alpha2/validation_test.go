@@ -113,13 +113,10 @@ func TestValidate(t *testing.T) {
 			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Weight: ptr.To[int32](10)}}
 		}), want: []string{"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet",
 			"spec.router.route.group: Required value: weight requires group"}},
-		{name: "a tokenizer, asked for or needed by a plugin", svc: service(func(s *LLMInferenceServiceSpec) {
+		{name: "a tokenizer, asked for and needed by a plugin, is accepted", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Tokenizer: &TokenizerSpec{}, Config: &SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte("plugins:\n- type: token-producer\n")}}}}
-		}), want: []string{
-			"spec.router.scheduler.tokenizer: Forbidden: spec.router.scheduler.tokenizer is not supported by Serval yet",
-			"spec.router.scheduler.config.inline: Forbidden: the token-producer plugin needs the standalone tokenizer, which is not supported by Serval yet",
-		}},
+		})},
 		{name: "a templated URI is checked once rendered", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Model.URI = "{{ .ObjectMeta.Annotations.model }}"
 		})},

@@ -36,7 +36,8 @@ func CertificateKey(in Inputs) types.NamespacedName {
 }
 
 // CertificateNames are the DNS names the serving certificate covers: the
-// workload Service's and, when Serval runs one, the endpoint picker's, each
+// workload Service's and, when Serval runs them, the endpoint picker's and
+// the standalone tokenizer's, each
 // as {name}.{namespace}.svc and with the cluster domain.
 func CertificateNames(in Inputs) []string {
 	services := []string{presets.WorkloadServiceName(in.Service.Name)}
@@ -46,6 +47,9 @@ func CertificateNames(in Inputs) []string {
 			picker = string(p.Spec.EndpointPickerRef.Name)
 		}
 		services = append(services, picker)
+		if HasTokenizer(in.Spec) {
+			services = append(services, TokenizerName(in.Service.Name))
+		}
 	}
 	var names []string
 	for _, s := range services {

@@ -102,6 +102,16 @@ func TestGolden(t *testing.T) {
 			s.Model.URI = "s3://models/llama"
 			s.Template = &corev1.PodSpec{ServiceAccountName: "downloader", Containers: []corev1.Container{{Name: "main"}}}
 		},
+		// The standalone tokenizer, from the picker's precise prefix-cache
+		// scorer, which is split into the tokenizer's pipeline.
+		"tokenizer-precise-prefix-cache": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
+				Inline: &runtime.RawExtension{Raw: []byte(`{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig",` +
+					`"plugins":[{"type":"queue-scorer"},{"type":"precise-prefix-cache-scorer","parameters":{"indexerConfig":` +
+					`{"tokenizersPoolConfig":{"workers":8},"kvBlockIndexConfig":{"enableMetrics":true}}}},{"type":"prefix-cache-scorer"},{"type":"max-score-picker"}],` +
+					`"schedulingProfiles":[{"name":"default","plugins":[{"pluginRef":"queue-scorer","weight":1},` +
+					`{"pluginRef":"precise-prefix-cache-scorer","weight":3},{"pluginRef":"prefix-cache-scorer","weight":2},{"pluginRef":"max-score-picker"}]}]}`)}}}}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
@@ -129,7 +139,16 @@ func TestGolden(t *testing.T) {
 			// The certificate is random; its names are checked in TestCertificateNames.
 			objs = append(objs, children.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
 			if children.HasScheduler(in.Spec) {
-				more, err := children.SchedulerObjects(in, children.SchedulerComponent(in))
+				sc, err := children.SchedulerComponent(in)
+				require.NoError(t, err)
+				more, err := children.SchedulerObjects(in, sc)
+				require.NoError(t, err)
+				objs = append(objs, more...)
+			}
+			if children.HasTokenizer(in.Spec) {
+				tc, err := children.TokenizerComponent(in)
+				require.NoError(t, err)
+				more, err := children.TokenizerObjects(in, tc)
 				require.NoError(t, err)
 				objs = append(objs, more...)
 			}

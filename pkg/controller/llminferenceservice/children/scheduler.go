@@ -37,8 +37,9 @@ var configFlags = []string{"--config-text", "-config-text", "--configText", "-co
 
 // SchedulerComponent is the endpoint picker as a Component: the combined
 // scheduler template, its config passed as --config-text (the inline
-// config, else the default, unless the template passes one itself).
-func SchedulerComponent(in Inputs) *components.Component {
+// config, wired to the standalone tokenizer when there is one, else the
+// default; unless the template passes one itself).
+func SchedulerComponent(in Inputs) (*components.Component, error) {
 	svc, s := in.Service, in.Spec.Router.Scheduler
 	pod := corev1.PodSpec{}
 	if s.Template != nil {
@@ -48,7 +49,15 @@ func SchedulerComponent(in Inputs) *components.Component {
 	if len(pod.Containers) > 0 {
 		main := &pod.Containers[0]
 		if !slices.ContainsFunc(main.Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
-			main.Args = append(main.Args, "--config-text", schedulerConfig(in.Spec, in.TLS))
+			config := schedulerConfig(in.Spec, in.TLS)
+			if c := in.Spec.Router.Scheduler.Config; c != nil && c.Inline != nil && HasTokenizer(in.Spec) {
+				wired, err := wireTokenizer(config, TokenizerURL(in))
+				if err != nil {
+					return nil, err
+				}
+				config = wired
+			}
+			main.Args = append(main.Args, "--config-text", config)
 		}
 		addSchedulerTracing(in.Spec.Tracing, svc, main)
 	}
@@ -60,7 +69,7 @@ func SchedulerComponent(in Inputs) *components.Component {
 	}
 	maps.Copy(c.Labels, s.Labels)
 	c.Extension.MinReplicas = ptr.To(ptr.Deref(s.Replicas, 1))
-	return c
+	return c, nil
 }
 
 // schedulerConfig is the picker's EndpointPickerConfig: the inline one, else

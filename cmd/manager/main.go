@@ -44,7 +44,7 @@ func bindFlags(fs *flag.FlagSet) *flags {
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a replica waits, after the leader stops renewing, before it takes over.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
-	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once.")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", operator.DefaultMaxConcurrentReconciles, "InferenceServices reconciled at once, and LLMInferenceServices.")
 	fs.Float64Var(&f.qps, "kube-api-qps", operator.DefaultQPS, "Requests per second to the API server, on average, before the client holds them back; negative leaves the limiting to the API server.")
 	fs.IntVar(&o.Burst, "kube-api-burst", operator.DefaultBurst, "Requests to the API server allowed in a burst above --kube-api-qps.")
 	fs.BoolVar(&o.APICompression, "kube-api-compression", false, "Ask the API server to gzip its responses, watch events included: less traffic, more CPU on both ends.")

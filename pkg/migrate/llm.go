@@ -46,10 +46,6 @@ func migrateLLM(version string, obj *yaml.Node) []finding {
 	if lookup(router, "ingress") != nil {
 		out = append(out, finding{path: "spec.router.ingress", msg: "router.ingress is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
 	}
-	route := lookup(router, "route")
-	if lookup(route, "group") != nil || lookup(route, "weight") != nil {
-		out = append(out, finding{path: "spec.router.route.group", msg: "routing groups are not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
-	}
 	scheduler := lookup(router, "scheduler")
 	if lookup(lookup(scheduler, "config"), "ref") != nil {
 		out = append(out, finding{path: "spec.router.scheduler.config.ref", msg: "config.ref is not supported by Serval yet " +

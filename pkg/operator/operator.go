@@ -140,9 +140,10 @@ func metricsOptions(o Options) metricsserver.Options {
 // LeaderElectionID names the lease of the manager's leader election.
 const LeaderElectionID = "serval-manager.serving.serval.dev"
 
-// DefaultMaxConcurrentReconciles is the reconcile concurrency by default. A
-// reconcile mostly waits on the API server (a create per child, a status
-// patch), so during a rollout of many InferenceServices the workers, not the
+// DefaultMaxConcurrentReconciles is the reconcile concurrency by default,
+// of InferenceServices and of LLMInferenceServices each. A reconcile mostly
+// waits on the API server (a create per child, a status patch), so during
+// a rollout of many services the workers, not the
 // CPU, bound the manager: measured with 300 at once on 2 cores, 4 workers
 // took 1.5-1.6 times as long as Kubernetes itself needs, 16 workers 1.2-1.3
 // times (docs/benchmarks.md). Idle workers cost nothing, and the client's
@@ -408,7 +409,7 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("set up the InferenceGraph controller: %w", err)
 	}
 	llm := &llminferenceservice.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
-		Config: store, Applier: r.Applier, Namespace: o.Namespace}
+		Config: store, Applier: r.Applier, Namespace: o.Namespace, Concurrency: r.Concurrency}
 	if err := llm.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the LLMInferenceService controller: %w", err)
 	}

@@ -81,7 +81,7 @@ func (r *Reconciler) observePool(ctx context.Context, reader client.Reader, s *s
 // parent refuses it.
 func poolReadiness(pool *igwapi.InferencePool) *cond {
 	if len(pool.Status.Parents) == 0 {
-		return &cond{wait: true, reason: "InferencePoolNotAccepted", message: fmt.Sprintf("no Gateway has accepted InferencePool %s yet", pool.Name)}
+		return &cond{reason: "InferencePoolNotAccepted", message: fmt.Sprintf("no Gateway has accepted InferencePool %s yet", pool.Name)}
 	}
 	for _, p := range pool.Status.Parents {
 		c := meta.FindStatusCondition(p.Conditions, string(igwapi.InferencePoolConditionAccepted))
@@ -114,8 +114,6 @@ func (r *Reconciler) observeRoutes(ctx context.Context, reader client.Reader, s 
 		}
 	}
 	var waiting []string
-	// unseen: every route not ready is one no Gateway has looked at yet.
-	unseen := true
 	gateways := map[types.NamespacedName]bool{}
 	for _, name := range names {
 		route := &gatewayv1.HTTPRoute{}
@@ -123,14 +121,12 @@ func (r *Reconciler) observeRoutes(ctx context.Context, reader client.Reader, s 
 		switch {
 		case apierrors.IsNotFound(err):
 			waiting = append(waiting, "HTTPRoute "+name+" does not exist")
-			unseen = false
 			continue
 		case err != nil:
 			return fmt.Errorf("read HTTPRoute %s: %w", name, err)
 		}
 		if why := gatewayapi.NotReady(route); why != "" {
 			waiting = append(waiting, name+": "+why)
-			unseen = unseen && len(route.Status.Parents) == 0
 		}
 		for _, p := range route.Spec.ParentRefs {
 			if ptr.Deref(p.Kind, "Gateway") == "Gateway" {
@@ -140,7 +136,7 @@ func (r *Reconciler) observeRoutes(ctx context.Context, reader client.Reader, s 
 	}
 	s.routes = &cond{ok: true, reason: "HTTPRoutesReady", message: "every HTTPRoute is accepted by its Gateways"}
 	if len(waiting) > 0 {
-		s.routes = &cond{wait: unseen, reason: "HTTPRouteNotReady", message: strings.Join(waiting, "; ")}
+		s.routes = &cond{reason: "HTTPRouteNotReady", message: strings.Join(waiting, "; ")}
 	}
 	return r.observeGateways(ctx, s, gateways)
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +37,8 @@ type Reconciler struct {
 	Applier   *apply.Applier
 	// Namespace is Serval's: the well-known presets live there.
 	Namespace string
+	// Concurrency is the number of services reconciled at once (1 when 0).
+	Concurrency int
 
 	pipeline *pipeline.Pipeline
 	certs    *servingcert.Keeper
@@ -57,20 +63,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if svc.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil // children carry owner references
+		// The children carry owner references; a member of a routing
+		// group waits for the others' routes to leave it.
+		return r.reconcileDeletion(ctx, newScope(svc))
+	}
+	if err := r.setFinalizer(ctx, svc, groupKey(svc) != ""); err != nil {
+		return ctrl.Result{}, err
 	}
 	s := newScope(svc)
 	err := r.reconcileChildren(ctx, s)
-	hold, statusErr := r.writeStatus(ctx, s)
-	if statusErr != nil {
+	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	res, err := s.out.Result(err)
-	if err == nil && hold > 0 && (res.RequeueAfter == 0 || hold < res.RequeueAfter) {
-		res.RequeueAfter = hold // write the held status then, if nothing did before
-	}
-	return res, err
+	return s.out.Result(err)
 }
+
+// reconcileDeletion lets a deleted service go: at once, or once no other
+// member of its routing group routes to it, polling until then (the other
+// members' routes are not watched on its behalf).
+func (r *Reconciler) reconcileDeletion(ctx context.Context, s *scope) (ctrl.Result, error) {
+	waiting, err := r.finalize(ctx, s)
+	if err != nil || !waiting {
+		return ctrl.Result{}, err
+	}
+	st := s.svc.Status.DeepCopy()
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.ConditionGroupReady, Status: metav1.ConditionFalse,
+		Reason: "FinalizationPending", ObservedGeneration: s.svc.Generation,
+		Message: fmt.Sprintf("waiting for the route of %s to stop sending traffic here before deletion", s.groupWait)})
+	if !equality.Semantic.DeepEqual(*st, s.orig.Status) {
+		s.svc.Status = *st
+		if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return ctrl.Result{RequeueAfter: groupDeletionPoll}, nil
+}
+
+// groupDeletionPoll is how often a deleted member of a routing group checks
+// whether the other members' routes have left it.
+const groupDeletionPoll = time.Second
 
 // reconcileChildren runs the steps up to and including observing. A user's
 // mistake ends in the scope (a condition); only a transient error returns.

@@ -29,6 +29,11 @@ type scope struct {
 	// observed states.
 	workloadState, schedulerState, tokenizerState *workload.State
 	pool, routes, gateways                        *cond
+	// group are the members of the service's routing group that share its
+	// traffic, divergent those that serve other models; groupWait is the
+	// member a deleted service waits for.
+	group, divergent []children.GroupMember
+	groupWait        string
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
 	// failure stopped the reconcile: its condition, reason and message.

@@ -21,17 +21,22 @@ import (
 )
 
 // SetupWithManager registers the reconciler and its watches: the services,
-// their children (through the pipeline), the presets, serval-config, the
-// optional CRDs, and the model and picker pods.
+// the other members of their routing groups, their children (through the
+// pipeline), the presets, serval-config, the optional CRDs, and the model
+// and picker pods.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha2.LLMInferenceService{}, groupIndex, indexGroup); err != nil {
+		return err
+	}
 	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
 	r.certs = &servingcert.Keeper{Reader: r.APIReader}
 	r.credentials = credentials.NewMemo()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("llminferenceservice").
-		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: pipeline.RateLimiter()}).
 		For(&v1alpha2.LLMInferenceService{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1alpha2.LLMInferenceService{}, groupFanOut{r}).
 		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forServalConfig)).

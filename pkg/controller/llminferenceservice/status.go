@@ -3,7 +3,6 @@ package llminferenceservice
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,10 +17,9 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
-// cond is a condition being computed. wait marks one that is only not
-// there yet (a Gateway that has not looked at a new pool), not a problem.
+// cond is a condition being computed.
 type cond struct {
-	ok, wait        bool
+	ok              bool
 	reason, message string
 }
 
@@ -108,6 +106,7 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	} else {
 		remove(v1alpha2.ConditionGatewaysReady)
 	}
+	groupConditions(s, set, remove)
 	routerReady := cond{ok: true, reason: "RouterReady", message: "no router configured"}
 	if len(router) > 0 {
 		routerReady = aggregate(firstFailing(router), "the router routes to the model")
@@ -188,59 +187,26 @@ func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 			Service:       &v1alpha2.ObjectReference{Kind: "Service", Name: presets.EPPServiceName(s.svc.Name)},
 		}}
 	}
-}
-
-// FirstStatusHold is how long a new service's first status may wait while
-// it would only say that the children are on their way: a service whose
-// model loads quickly then gets one status write, Ready, instead of two.
-// A problem, Ready, or the end of the hold writes it at once.
-const FirstStatusHold = 5 * time.Second
-
-// holdFirstStatus is how long to hold back the status st, computed from s,
-// at now: the rest of FirstStatusHold when st is the service's first status,
-// is not Ready, and everything not ready is only on its way; else 0.
-func holdFirstStatus(s *scope, st *v1alpha2.LLMInferenceServiceStatus, now time.Time) time.Duration {
-	if len(s.orig.Status.Conditions) > 0 || meta.IsStatusConditionTrue(st.Conditions, v1alpha2.ConditionReady) || !onlyWaiting(s) {
-		return 0
-	}
-	return max(s.svc.CreationTimestamp.Add(FirstStatusHold).Sub(now), 0)
-}
-
-// onlyWaiting reports whether nothing in s is a problem: no failure, no
-// refused or missing kind, workloads without a failing pod or rollout, and
-// router conditions that are ready or only waiting.
-func onlyWaiting(s *scope) bool {
-	if s.failure != nil || s.out.Failure != nil || len(s.out.ApplyFailures) > 0 || len(s.missing) > 0 {
-		return false
-	}
-	for _, st := range []*workload.State{s.workloadState, s.schedulerState, s.tokenizerState} {
-		if st != nil && !st.Available && (st.Problem != nil || st.RolloutFailed) {
-			return false
+	if g := groupStatus(s); g != nil {
+		if st.Router == nil {
+			st.Router = &v1alpha2.RouterStatus{}
 		}
+		st.Router.Group = g
 	}
-	for _, c := range []*cond{s.pool, s.routes, s.gateways} {
-		if c != nil && !c.ok && !c.wait {
-			return false
-		}
-	}
-	return true
 }
 
 // writeStatus patches the status once, only if it changed, and records an
-// Event when the service turns Ready or stops being Ready. It returns how
-// long the status was held back instead (see holdFirstStatus).
-func (r *Reconciler) writeStatus(ctx context.Context, s *scope) (time.Duration, error) {
+// Event when the service turns Ready or stops being Ready.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	st := computeStatus(s)
 	if equality.Semantic.DeepEqual(st, s.orig.Status) {
-		return 0, nil
-	}
-	if hold := holdFirstStatus(s, &st, time.Now()); hold > 0 {
-		return hold, nil
+		return nil
 	}
 	s.svc.Status = st
 	if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
-		return 0, fmt.Errorf("patch status of %s: %w", s.svc.Name, err)
+		return fmt.Errorf("patch status of %s: %w", s.svc.Name, err)
 	}
 	pipeline.RecordReadiness(r.Recorder, s.svc, "LLMInferenceService", st.URL, s.orig.Status.Conditions, st.Conditions, false)
-	return 0, nil
+	r.recordDivergence(s, &st)
+	return nil
 }

@@ -126,6 +126,9 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		add(children.Tokenizer, objs...)
 	}
 	if children.HasManagedRoute(s.inputs) {
+		if err := r.resolveGroup(ctx, s); err != nil {
+			return err
+		}
 		if k := r.pipeline.Watches.Missing([]kinds.Kind{gatewayapi.HTTPRouteKind}); k != nil {
 			s.missing[v1alpha2.ConditionHTTPRoutesReady] = missingMessage(k)
 		} else {

@@ -76,3 +76,11 @@ func (c *SchedulerConfigSpec) PluginTypes() map[string]bool {
 // TokenizerPlugins are the picker's plugins that need the standalone
 // tokenizer.
 var TokenizerPlugins = []string{"token-producer", "precise-prefix-cache-scorer"}
+
+// RoutingGroup is the routing group of the service's route; "" when none.
+func (r *RouterSpec) RoutingGroup() string {
+	if r == nil || r.Route == nil || r.Route.Group == nil {
+		return ""
+	}
+	return *r.Route.Group
+}

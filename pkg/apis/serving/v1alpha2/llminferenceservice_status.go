@@ -2,6 +2,7 @@ package v1alpha2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // LLMInferenceServiceStatus is the observed state of an LLMInferenceService.
@@ -53,6 +54,35 @@ type RouterStatus struct {
 	// Scheduler is the InferencePool and the picker's Service.
 	// +optional
 	Scheduler *ObservedSchedulerStatus `json:"scheduler,omitempty"`
+	// Group is the routing group the route splits traffic across.
+	// +optional
+	Group *GroupStatus `json:"group,omitempty"`
+}
+
+// GroupStatus is a routing group as the service's route sends it traffic.
+type GroupStatus struct {
+	// Name of the group.
+	Name string `json:"name"`
+	// Members are the services that share the traffic, this one among them,
+	// by name.
+	// +optional
+	// +listType=atomic
+	Members []GroupMemberStatus `json:"members,omitempty"`
+}
+
+// GroupMemberStatus is one member of a routing group.
+type GroupMemberStatus struct {
+	// Name of the LLMInferenceService.
+	Name string `json:"name"`
+	// Weight is its share of the traffic.
+	Weight int32 `json:"weight"`
+	// Stopped members take no traffic.
+	// +optional
+	Stopped bool `json:"stopped,omitempty"`
+	// BackendRef is where its share goes: its InferencePool, or its
+	// workload Service.
+	// +optional
+	BackendRef *gwapiv1.BackendObjectReference `json:"backendRef,omitempty"`
 }
 
 // ObjectReference names an object with its group and kind.

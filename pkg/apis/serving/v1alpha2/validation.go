@@ -81,9 +81,7 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
 	if r := s.Router; r != nil {
 		refuse(r.Ingress != nil, spec.Child("router", "ingress"))
-		if r.Route != nil {
-			refuse(r.Route.Group != nil || r.Route.Weight != nil, spec.Child("router", "route", "group"))
-		}
+
 		if r.Scheduler != nil {
 			if r.Scheduler.Config != nil && r.Scheduler.Config.Ref != nil {
 				// Reading it would take a right to read every ConfigMap of
@@ -292,6 +290,10 @@ func validateTraffic(r *RouterSpec) field.ErrorList {
 	}
 	if r.Route.Weight == nil {
 		errs = append(errs, field.Required(p.Child("weight"), "group requires weight"))
+	}
+	if len(errs) == 0 && r.Route.HTTP != nil && len(r.Route.HTTP.Refs) > 0 {
+		errs = append(errs, field.Invalid(p.Child("group"), *r.Route.Group,
+			"a routing group splits the traffic of the route Serval manages, not of your own routes (router.route.http.refs): remove the refs"))
 	}
 	return errs
 }

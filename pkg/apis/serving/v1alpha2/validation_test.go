@@ -107,12 +107,20 @@ func TestValidate(t *testing.T) {
 			s.Router = &RouterSpec{Ingress: &IngressSpec{}, Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
 		}), want: []string{
 			"spec.router.ingress: Forbidden: spec.router.ingress is not supported by Serval yet",
-			"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet",
 			`spec.router.route.group: Invalid value: "chat": a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress`}},
 		{name: "weight without group", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Weight: ptr.To[int32](10)}}
-		}), want: []string{"spec.router.route.group: Forbidden: spec.router.route.group is not supported by Serval yet",
-			"spec.router.route.group: Required value: weight requires group"}},
+		}), want: []string{"spec.router.route.group: Required value: weight requires group"}},
+		{name: "a group without weight", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
+		}), want: []string{"spec.router.route.weight: Required value: group requires weight"}},
+		{name: "a group of the user's own routes", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Group: ptr.To("chat"), Weight: ptr.To[int32](50),
+				HTTP: &HTTPRouteSpec{Refs: []corev1.LocalObjectReference{{Name: "mine"}}}}}
+		}), want: []string{`spec.router.route.group: Invalid value: "chat": a routing group splits the traffic of the route Serval manages, not of your own routes (router.route.http.refs): remove the refs`}},
+		{name: "a group with its weight is accepted", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Group: ptr.To("chat"), Weight: ptr.To[int32](50)}}
+		})},
 		{name: "a tokenizer, asked for and needed by a plugin, is accepted", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Tokenizer: &TokenizerSpec{}, Config: &SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte("plugins:\n- type: token-producer\n")}}}}

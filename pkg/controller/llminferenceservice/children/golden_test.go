@@ -112,6 +112,11 @@ func TestGolden(t *testing.T) {
 					`"schedulingProfiles":[{"name":"default","plugins":[{"pluginRef":"queue-scorer","weight":1},` +
 					`{"pluginRef":"precise-prefix-cache-scorer","weight":3},{"pluginRef":"prefix-cache-scorer","weight":2},{"pluginRef":"max-score-picker"}]}]}`)}}}}
 		},
+		// A member of a routing group: the route's rules but those under
+		// /team/llama split the traffic with another member, by weight.
+		"route-group": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{Group: ptr.To("chat"), Weight: ptr.To[int32](90)}, Gateway: &v1alpha2.GatewaySpec{}}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
@@ -131,6 +136,13 @@ func TestGolden(t *testing.T) {
 			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
 			if sa, ok := children.DownloadServiceAccount(in); ok && sa == "downloader" {
 				in.Credentials = credentials
+			}
+			if svc.Spec.Router.RoutingGroup() != "" {
+				// Another member with a scheduler shares the traffic.
+				other := svc.DeepCopy()
+				other.Name, other.Spec.Router.Route.Weight = "llama-canary", ptr.To[int32](10)
+				other.Spec.Router.Scheduler = &v1alpha2.SchedulerSpec{}
+				in.Group, _ = children.SplitGroup(children.Member(svc), []children.GroupMember{children.Member(svc), children.Member(other)})
 			}
 			w, err := children.WorkloadComponent(in)
 			require.NoError(t, err)

@@ -38,6 +38,9 @@ type Inputs struct {
 	// TLS says whether the model and the picker serve TLS
 	// (.GlobalConfig.EnableTLS).
 	TLS bool
+	// Group are the members of the service's routing group that share its
+	// route's traffic, itself among them, by name; nil without a group.
+	Group []GroupMember
 }
 
 // ModelPort is the port vLLM serves on in the presets.

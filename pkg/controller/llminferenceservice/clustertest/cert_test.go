@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice"
 )
 
 // certificateOf reads the serving certificate's Secret and its DNS names.
@@ -105,39 +103,4 @@ func TestForeignSecretIsNotTakenOver(t *testing.T) {
 	require.True(t, exists(left, ns, "llama-kserve-self-signed-certs"))
 	assert.Equal(t, mine.Data, left.Data, "the user's Secret is untouched")
 	assert.Empty(t, left.OwnerReferences)
-}
-
-// statusWrites counts the status writes to one service.
-func statusWrites(ns, name string) int {
-	n := 0
-	for _, w := range writes.Into(ns) {
-		if strings.HasSuffix(w, "/llminferenceservices/"+name+"/status") {
-			n++
-		}
-	}
-	return n
-}
-
-// TestFirstStatusWaitsForNews: a new service whose model loads within
-// FirstStatusHold gets one status write, Ready; one whose pods stay on
-// their way gets its status when the hold is over.
-func TestFirstStatusWaitsForNews(t *testing.T) {
-	ns := newNamespace(t)
-	start := time.Now()
-	createService(t, ns, "fast", "  model: {uri: hf://facebook/opt-125m}\n")
-	makeAvailable(t, ns, "fast-kserve")
-	availableAfter := time.Since(start)
-	eventually(t, "Ready", func() bool { return condition(t, ns, "fast", "Ready") == "True/Ready" })
-	want := 1
-	if availableAfter >= llminferenceservice.FirstStatusHold {
-		want = 2 // the machine was too slow for the hold to matter
-	}
-	assert.Equal(t, want, statusWrites(ns, "fast"), "status writes, the model available after %s", availableAfter)
-
-	start = time.Now()
-	createService(t, ns, "slow", "  model: {uri: hf://facebook/opt-125m}\n")
-	eventually(t, "the status of a service still loading", func() bool { return condition(t, ns, "slow", "Ready") != "" })
-	assert.Equal(t, "False/NotAvailable", condition(t, ns, "slow", "MainWorkloadReady"))
-	assert.GreaterOrEqual(t, time.Since(start), llminferenceservice.FirstStatusHold-time.Second, "held for the first status")
-	assert.Equal(t, 1, statusWrites(ns, "slow"))
 }

@@ -43,13 +43,9 @@ func migrateLLM(version string, obj *yaml.Node) []finding {
 		out = append(out, finding{path: "spec.model.confidential", msg: "confidential is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
 	}
 	router := lookup(spec, "router")
-	if lookup(router, "ingress") != nil {
-		out = append(out, finding{path: "spec.router.ingress", msg: "router.ingress is not supported by Serval yet: " + rejectedByLLMWebhook, blocking: true})
-	}
-	scheduler := lookup(router, "scheduler")
-	if lookup(lookup(scheduler, "config"), "ref") != nil {
-		out = append(out, finding{path: "spec.router.scheduler.config.ref", msg: "config.ref is not supported by Serval yet " +
-			"(the manager reads no ConfigMap outside its namespace): move the EndpointPickerConfig into config.inline; " + rejectedByLLMWebhook, blocking: true})
+	if ingress := lookup(router, "ingress"); ingress != nil && lookup(ingress, "refs") == nil {
+		out = append(out, finding{path: "spec.router.ingress", msg: "router.ingress without refs makes nothing, in KServe as in Serval, which refuses it: " +
+			"name your Ingresses in refs or remove it; " + rejectedByLLMWebhook, blocking: true})
 	}
 	return out
 }

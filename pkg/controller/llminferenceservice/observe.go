@@ -51,7 +51,10 @@ func (r *Reconciler) observe(ctx context.Context, reader client.Reader, s *scope
 	if err := r.observePool(ctx, reader, s); err != nil {
 		return err
 	}
-	return r.observeRoutes(ctx, reader, s)
+	if err := r.observeRoutes(ctx, reader, s); err != nil {
+		return err
+	}
+	return r.observeIngresses(ctx, s)
 }
 
 // observePool reads the InferencePool Serval made, or the user's own.

@@ -28,7 +28,7 @@ type scope struct {
 	missing map[string]string
 	// observed states.
 	workloadState, schedulerState, tokenizerState *workload.State
-	pool, routes, gateways                        *cond
+	pool, routes, gateways, ingresses             *cond
 	// group are the members of the service's routing group that share its
 	// traffic, divergent those that serve other models; groupWait is the
 	// member a deleted service waits for.

@@ -3,7 +3,6 @@ package llminferenceservice
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,9 +11,7 @@ import (
 )
 
 // source reads a service's presets from the cache (the service's namespace
-// first, then Serval's). A scheduler config's ConfigMap (config.ref) is
-// refused at admission: the manager may read no ConfigMap outside its own
-// namespace; ConfigMap answers as if there were none.
+// first, then Serval's).
 type source struct {
 	cache     client.Reader
 	namespace string
@@ -34,5 +31,3 @@ func (s source) Config(ctx context.Context, name string) (*v1alpha2.LLMInference
 	}
 	return nil, nil
 }
-
-func (s source) ConfigMap(context.Context, string) (*corev1.ConfigMap, error) { return nil, nil }

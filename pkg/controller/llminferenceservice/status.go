@@ -106,6 +106,11 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	} else {
 		remove(v1alpha2.ConditionGatewaysReady)
 	}
+	if s.ingresses != nil {
+		// The user's Ingresses have no condition of their own (KServe's
+		// have none); one that is missing keeps the router from ready.
+		router = append(router, *s.ingresses)
+	}
 	groupConditions(s, set, remove)
 	routerReady := cond{ok: true, reason: "RouterReady", message: "no router configured"}
 	if len(router) > 0 {

@@ -30,6 +30,17 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 	w, routeErrs := validateRouter(svc.Spec.Router)
 	warnings = append(warnings, w...)
 	errs = append(errs, routeErrs...)
+	if r := svc.Spec.Router; r != nil && r.Ingress != nil {
+		for i, ref := range r.Ingress.Refs {
+			if ref.Namespace != "" && ref.Namespace != svc.Namespace {
+				errs = append(errs, field.Invalid(spec.Child("router", "ingress", "refs").Index(i).Child("namespace"), ref.Namespace,
+					"an Ingress of another namespace cannot give this service its URL: name one in "+svc.Namespace))
+			}
+			if ref.Name == "" {
+				errs = append(errs, field.Required(spec.Child("router", "ingress", "refs").Index(i).Child("name"), "the Ingress's name"))
+			}
+		}
+	}
 	if prev != nil {
 		errs = append(errs, validateImmutableParallelism(spec.Child("parallelism"), prev.Spec.Parallelism, svc.Spec.Parallelism)...)
 	}
@@ -80,15 +91,12 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 	refuse(s.RolloutStrategy != nil, spec.Child("rolloutStrategy"))
 	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
 	if r := s.Router; r != nil {
-		refuse(r.Ingress != nil, spec.Child("router", "ingress"))
+		if r.Ingress != nil && len(r.Ingress.Refs) == 0 {
+			errs = append(errs, field.Required(spec.Child("router", "ingress", "refs"),
+				"router.ingress names your own Ingresses, whose addresses become the service's URLs; Serval makes no Ingress for an LLMInferenceService (nor does KServe): name them in refs, or remove router.ingress"))
+		}
 
 		if r.Scheduler != nil {
-			if r.Scheduler.Config != nil && r.Scheduler.Config.Ref != nil {
-				// Reading it would take a right to read every ConfigMap of
-				// the cluster, which the manager does not hold.
-				errs = append(errs, field.Forbidden(spec.Child("router", "scheduler", "config", "ref"),
-					"spec.router.scheduler.config.ref is "+notYet+": put the EndpointPickerConfig in config.inline"))
-			}
 		}
 	}
 	return errs

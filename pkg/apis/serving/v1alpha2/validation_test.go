@@ -76,7 +76,6 @@ func TestValidate(t *testing.T) {
 			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Replicas: ptr.To[int32](0), Config: &SchedulerConfigSpec{
 				Inline: &runtime.RawExtension{Raw: []byte(`{"kind":"EndpointPickerConfig"}`)}, Ref: &corev1.ConfigMapKeySelector{}}}}
 		}), want: []string{
-			"spec.router.scheduler.config.ref: Forbidden: spec.router.scheduler.config.ref is not supported by Serval yet: put the EndpointPickerConfig in config.inline",
 			"spec.router.scheduler.replicas: Invalid value: 0: the scheduler's replicas must be greater than zero",
 			`spec.router.scheduler.config: Invalid value: "inline and ref": set either config.inline or config.ref, not both`,
 			"spec.router.scheduler.config.ref.name: Required value: the ConfigMap's name is required",
@@ -106,8 +105,13 @@ func TestValidate(t *testing.T) {
 		{name: "a group without weight, with an Ingress", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Ingress: &IngressSpec{}, Route: &GatewayRoutesSpec{Group: ptr.To("chat")}}
 		}), want: []string{
-			"spec.router.ingress: Forbidden: spec.router.ingress is not supported by Serval yet",
+			"spec.router.ingress.refs: Required value: router.ingress names your own Ingresses, whose addresses become the service's URLs; Serval makes no Ingress for an LLMInferenceService (nor does KServe): name them in refs, or remove router.ingress",
 			`spec.router.route.group: Invalid value: "chat": a routing group splits traffic with Gateway API routes, which router.ingress does not use: remove router.ingress`}},
+		{name: "an Ingress of another namespace, or without a name", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Ingress: &IngressSpec{Refs: []UntypedObjectReference{{Name: "web", Namespace: "elsewhere"}, {Namespace: "ns"}, {Name: "mine", Namespace: "ns"}}}}
+		}), want: []string{
+			`spec.router.ingress.refs[0].namespace: Invalid value: "elsewhere": an Ingress of another namespace cannot give this service its URL: name one in ns`,
+			"spec.router.ingress.refs[1].name: Required value: the Ingress's name"}},
 		{name: "weight without group", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Router = &RouterSpec{Route: &GatewayRoutesSpec{Weight: ptr.To[int32](10)}}
 		}), want: []string{"spec.router.route.group: Required value: weight requires group"}},

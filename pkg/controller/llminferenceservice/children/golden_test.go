@@ -59,8 +59,6 @@ func (s source) Config(_ context.Context, name string) (*v1alpha2.LLMInferenceSe
 	return s[name], nil
 }
 
-func (s source) ConfigMap(context.Context, string) (*corev1.ConfigMap, error) { return nil, nil }
-
 // TestGolden renders every child of each shape of service with the shipped
 // presets.
 func TestGolden(t *testing.T) {
@@ -116,6 +114,12 @@ func TestGolden(t *testing.T) {
 		// /team/llama split the traffic with another member, by weight.
 		"route-group": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{Group: ptr.To("chat"), Weight: ptr.To[int32](90)}, Gateway: &v1alpha2.GatewaySpec{}}
+		},
+		// The picker's config in the user's ConfigMap: mounted, read by
+		// the picker itself.
+		"scheduler-config-ref": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
+				Ref: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "epp-config"}}}}}
 		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"

@@ -38,7 +38,8 @@ var configFlags = []string{"--config-text", "-config-text", "--configText", "-co
 // SchedulerComponent is the endpoint picker as a Component: the combined
 // scheduler template, its config passed as --config-text (the inline
 // config, wired to the standalone tokenizer when there is one, else the
-// default; unless the template passes one itself).
+// default), or as --config-file from the ConfigMap config.ref names;
+// unless the template passes one itself.
 func SchedulerComponent(in Inputs) (*components.Component, error) {
 	svc, s := in.Service, in.Spec.Router.Scheduler
 	pod := corev1.PodSpec{}
@@ -48,7 +49,11 @@ func SchedulerComponent(in Inputs) (*components.Component, error) {
 	mainFirst(&pod)
 	if len(pod.Containers) > 0 {
 		main := &pod.Containers[0]
-		if !slices.ContainsFunc(main.Args, func(a string) bool { return slices.Contains(configFlags, a) }) {
+		switch {
+		case slices.ContainsFunc(main.Args, func(a string) bool { return slices.Contains(configFlags, a) }):
+		case s.Config != nil && s.Config.Ref != nil:
+			mountConfig(&pod, s.Config.Ref)
+		default:
 			config := schedulerConfig(in.Spec, in.TLS)
 			if c := in.Spec.Router.Scheduler.Config; c != nil && c.Inline != nil && HasTokenizer(in.Spec) {
 				wired, err := wireTokenizer(config, TokenizerURL(in))
@@ -99,6 +104,31 @@ func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec, tls bool) string {
 	}
 	return text + "  - pluginRef: queue-scorer\n    weight: 2\n  - pluginRef: kv-cache-utilization-scorer\n    weight: 2\n" +
 		"  - pluginRef: prefix-cache-scorer\n    weight: 3\n  - pluginRef: no-hit-lru-scorer\n    weight: 2\n  - pluginRef: max-score-picker\n"
+}
+
+// The ConfigMap of config.ref is mounted here, its key as pickerConfigFile.
+const (
+	pickerConfigVolume = "epp-config"
+	pickerConfigDir    = "/etc/serval/epp"
+	pickerConfigFile   = "config.yaml"
+	// DefaultSchedulerConfigKey is config.ref's key when it names none
+	// (KServe's).
+	DefaultSchedulerConfigKey = "epp"
+)
+
+// mountConfig has the picker read its config from the ConfigMap ref names,
+// mounted into its pod: the kubelet reads the user's ConfigMap, so the
+// manager needs no right to read ConfigMaps outside its own namespace.
+func mountConfig(pod *corev1.PodSpec, ref *corev1.ConfigMapKeySelector) {
+	key := ref.Key
+	if key == "" {
+		key = DefaultSchedulerConfigKey
+	}
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: pickerConfigVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: ref.LocalObjectReference, Items: []corev1.KeyToPath{{Key: key, Path: pickerConfigFile}}}}})
+	main := &pod.Containers[0]
+	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: pickerConfigVolume, MountPath: pickerConfigDir, ReadOnly: true})
+	main.Args = append(main.Args, "--config-file", pickerConfigDir+"/"+pickerConfigFile)
 }
 
 // pickerPorts are the picker's container ports its Service exposes.

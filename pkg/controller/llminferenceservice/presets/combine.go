@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -23,9 +20,6 @@ type Source interface {
 	// from Serval's (a namespace's own preset of a name wins); nil when
 	// neither has it.
 	Config(ctx context.Context, name string) (*v1alpha2.LLMInferenceServiceConfig, error)
-	// ConfigMap returns a ConfigMap of the service's namespace, else of
-	// Serval's; nil when neither has it.
-	ConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, error)
 }
 
 // Result is a service combined with its presets.
@@ -34,9 +28,6 @@ type Result struct {
 	Spec v1alpha2.LLMInferenceServiceSpec
 	// Applied are the presets merged, lowest precedence first.
 	Applied []v1alpha2.AppliedConfigRef
-	// SchedulerConfigMap is the ConfigMap the picker's config was read
-	// from, when config.ref named one: a change of it must be noticed.
-	SchedulerConfigMap *types.NamespacedName
 }
 
 // NotFoundError is a preset that neither the service's namespace nor
@@ -66,7 +57,7 @@ func (e *PresetError) Error() string {
 // Unwrap is the cause.
 func (e *PresetError) Unwrap() error { return e.Err }
 
-// ReadError is a failure to read a preset or ConfigMap from the API server:
+// ReadError is a failure to read a preset from the API server:
 // transient, unlike the other errors of Combine, which are the presets'.
 type ReadError struct{ Err error }
 
@@ -122,11 +113,9 @@ func Combine(ctx context.Context, svc *v1alpha2.LLMInferenceService, src Source,
 	if res.Spec, err = Merge(append(specs, own)...); err != nil {
 		return Result{}, err
 	}
-	res.SchedulerConfigMap, err = settle(ctx, svc, &res.Spec, src)
-	if err == nil {
-		routeAdapters(&res.Spec, svc.Namespace, g.ModelBasedRoutingHeaderName)
-	}
-	return res, err
+	settle(svc, &res.Spec)
+	routeAdapters(&res.Spec, svc.Namespace, g.ModelBasedRoutingHeaderName)
+	return res, nil
 }
 
 // withBaseRefs loads the service's baseRefs and returns its spec with them
@@ -168,12 +157,12 @@ func load(ctx context.Context, src Source, name string, namespaces []string) (*v
 // KServe does: the pool selects the model pods, the picker runs as its own
 // ServiceAccount, the route attaches to the Gateways named in
 // router.gateway, the route's pool backends point at the workload's Service
-// when there is no scheduler and at the user's pool when there is one, the
-// picker's config is read from its ConfigMap, and the picker's port is 9002.
-func settle(ctx context.Context, svc *v1alpha2.LLMInferenceService, spec *v1alpha2.LLMInferenceServiceSpec, src Source) (*types.NamespacedName, error) {
+// when there is no scheduler and at the user's pool when there is one, and
+// the picker's port is 9002.
+func settle(svc *v1alpha2.LLMInferenceService, spec *v1alpha2.LLMInferenceServiceSpec) {
 	r := spec.Router
 	if r == nil {
-		return nil, nil
+		return
 	}
 	s := r.Scheduler
 	if s != nil && s.Pool != nil && s.Pool.Spec != nil && len(s.Pool.Spec.Selector.MatchLabels) == 0 {
@@ -198,10 +187,6 @@ func settle(ctx context.Context, svc *v1alpha2.LLMInferenceService, spec *v1alph
 			ref.Port = &igwapi.Port{Number: defaultEndpointPickerPort}
 		}
 	}
-	if s == nil || s.Config == nil || s.Config.Ref == nil {
-		return nil, nil
-	}
-	return inlineConfig(ctx, s.Config, src, svc.Namespace)
 }
 
 // pointBackends points the route's backends that name the pool Serval
@@ -241,28 +226,6 @@ func parentRefs(refs []v1alpha2.GatewayObjectReference) []gwapiv1.ParentReferenc
 		out = append(out, p)
 	}
 	return out
-}
-
-// inlineConfig reads the picker's config from the ConfigMap config.ref
-// names (key "epp" when unset) and puts it inline.
-func inlineConfig(ctx context.Context, c *v1alpha2.SchedulerConfigSpec, src Source, namespace string) (*types.NamespacedName, error) {
-	cm, err := src.ConfigMap(ctx, c.Ref.Name)
-	if err != nil {
-		return nil, &ReadError{err}
-	}
-	if cm == nil {
-		return nil, &NotFoundError{Name: "ConfigMap " + c.Ref.Name + " (router.scheduler.config.ref)", Namespaces: []string{namespace}}
-	}
-	key := c.Ref.Key
-	if key == "" {
-		key = defaultSchedulerConfigMapKey
-	}
-	text, ok := cm.Data[key]
-	if !ok {
-		return nil, fmt.Errorf("ConfigMap %s/%s has no key %q for the scheduler's config (router.scheduler.config.ref)", cm.Namespace, cm.Name, key)
-	}
-	c.Inline, c.Ref = &runtime.RawExtension{Raw: []byte(text)}, nil
-	return &types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}, nil
 }
 
 // routeAdapters routes each LoRA adapter by the model-name header as the

@@ -6,5 +6,5 @@
 // containers by name); the Go templates in their strings rendered over the
 // service; and the references between the parts settled (the route's
 // Gateways, its backend, the picker's Service account and config). It is
-// pure but for reading the presets and ConfigMaps through a Source.
+// pure but for reading the presets through a Source.
 package presets

@@ -26,7 +26,6 @@ const (
 	RouterRoute                       = Prefix + "config-llm-router-route"
 	Tokenizer                         = Prefix + "config-llm-tokenizer"
 	Tracing                           = Prefix + "config-llm-tracing"
-	defaultSchedulerConfigMapKey      = "epp"
 	defaultEndpointPickerPort         = 9002
 	componentWorkload                 = "workload"
 	partOfLLMInferenceService         = "llminferenceservice"

@@ -20,7 +20,6 @@ import (
 // then Serval's.
 type source struct {
 	local, system map[string]v1alpha2.LLMInferenceServiceSpec
-	configMaps    map[string]*corev1.ConfigMap
 }
 
 func (s source) Config(_ context.Context, name string) (*v1alpha2.LLMInferenceServiceConfig, error) {
@@ -31,10 +30,6 @@ func (s source) Config(_ context.Context, name string) (*v1alpha2.LLMInferenceSe
 		return &v1alpha2.LLMInferenceServiceConfig{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "serval-system"}, Spec: spec}, nil
 	}
 	return nil, nil
-}
-
-func (s source) ConfigMap(_ context.Context, name string) (*corev1.ConfigMap, error) {
-	return s.configMaps[name], nil
 }
 
 func container(name, image string, args ...string) corev1.Container {
@@ -208,19 +203,6 @@ func TestCombine(t *testing.T) {
 		assert.Equal(t, gwapiv1.ObjectName("shared-pool"), res.Spec.Router.Route.HTTP.Spec.Rules[0].BackendRefs[0].Name)
 		assert.NotContains(t, res.Applied, v1alpha2.AppliedConfigRef{Name: Scheduler, Namespace: "serval-system", Source: v1alpha2.AppliedConfigSourcePreset})
 	})
-	t.Run("the scheduler's config from a ConfigMap", func(t *testing.T) {
-		svc := svcWith(func(s *v1alpha2.LLMInferenceServiceSpec) {
-			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
-				Ref: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "epp-config"}}}}}
-		})
-		src := source{system: presetsForTest(), configMaps: map[string]*corev1.ConfigMap{"epp-config": {
-			ObjectMeta: metav1.ObjectMeta{Name: "epp-config", Namespace: "team"}, Data: map[string]string{"epp": "kind: EndpointPickerConfig\n"}}}}
-		res, err := Combine(context.Background(), svc, src, g, ns)
-		require.NoError(t, err)
-		assert.Equal(t, "kind: EndpointPickerConfig\n", string(res.Spec.Router.Scheduler.Config.Inline.Raw))
-		assert.Nil(t, res.Spec.Router.Scheduler.Config.Ref)
-		assert.Equal(t, "team/epp-config", res.SchedulerConfigMap.String())
-	})
 	t.Run("errors name the preset", func(t *testing.T) {
 		_, err := Combine(context.Background(), svcWith(nil), source{}, g, ns)
 		var nf *NotFoundError
@@ -241,12 +223,6 @@ func TestCombine(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "broken", pe.Name)
 		assert.Contains(t, err.Error(), `map has no entry for key "NoSuchField"`)
-
-		_, err = Combine(context.Background(), svcWith(func(s *v1alpha2.LLMInferenceServiceSpec) {
-			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
-				Ref: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "nope"}}}}}
-		}), source{system: presetsForTest()}, g, ns)
-		assert.EqualError(t, err, "LLMInferenceServiceConfig ConfigMap nope (router.scheduler.config.ref) is not in namespace team")
 	})
 }
 

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/operator"
 )
 
@@ -67,14 +69,26 @@ func runFloor(ctx context.Context, o Options, children map[string][]*unstructure
 		return nil, err
 	}
 	// A service is "ready" in the floor when its Deployment is available
-	// (each sample has one per service).
-	tracker := newReadyTracker(deployments, func(obj client.Object) string { return obj.GetName() }, func(obj client.Object) bool {
+	// (each sample but llm-router has one per service), and with a Gateway
+	// played, when all its Deployments are and its route is accepted.
+	available := func(obj client.Object) bool {
 		dep, ok := obj.(*appsv1.Deployment)
 		return ok && dep.Labels[subj.label] != "" && dep.Status.AvailableReplicas > 0
-	})
+	}
+	tracker := newReadyTracker(deployments, func(obj client.Object) string { return obj.GetName() }, available)
+	if subj.play != nil {
+		tracker = newReadyTracker(o.N, func(obj client.Object) string { return obj.GetLabels()[subj.label] }, func(obj client.Object) bool {
+			route, ok := obj.(*gatewayv1.HTTPRoute)
+			return available(obj) || ok && gatewayapi.NotReady(route) == ""
+		})
+		tracker.parts = deployments/o.N + 1
+	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go func() { _ = tracker.run(watchCtx, watcher, &appsv1.DeploymentList{}, Namespace) }()
+	if subj.play != nil {
+		go func() { _ = tracker.run(watchCtx, watcher, &gatewayv1.HTTPRouteList{}, Namespace) }()
+	}
 	span, err := startSpanCPU(sb)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,10 @@ type readyTracker struct {
 	ready func(client.Object) bool
 	done  chan struct{}
 	want  int
+	// parts, when above 1, is how many objects of a key (by kind and name)
+	// must be ready for the key to be.
+	parts int
+	seen  map[string]map[string]bool
 }
 
 func newReadyTracker(want int, key func(client.Object) string, ready func(client.Object) bool) *readyTracker {
@@ -74,6 +78,18 @@ func (r *readyTracker) observe(obj client.Object) {
 	defer r.mu.Unlock()
 	if _, seen := r.at[k]; seen || r.start.IsZero() {
 		return
+	}
+	if r.parts > 1 {
+		if r.seen == nil {
+			r.seen = map[string]map[string]bool{}
+		}
+		if r.seen[k] == nil {
+			r.seen[k] = map[string]bool{}
+		}
+		r.seen[k][fmt.Sprintf("%T/%s", obj, obj.GetName())] = true
+		if len(r.seen[k]) < r.parts {
+			return
+		}
 	}
 	r.at[k] = time.Since(r.start)
 	if len(r.at) == r.want {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,7 +119,9 @@ func (s *Sandbox) ProgramGateway(ctx context.Context, gateway types.NamespacedNa
 
 // AcceptInferenceTraffic plays the Gateway gateway for every InferencePool
 // and HTTPRoute that appears in ns until ctx ends: each is accepted once,
-// as it is created. Benchmarks run it beside hundreds of services.
+// as it is created, by one of several workers, as a Gateway
+// implementation's controller would. Benchmarks run it beside hundreds of
+// services.
 func (s *Sandbox) AcceptInferenceTraffic(ctx context.Context, gateway types.NamespacedName, ns string) error {
 	w, err := client.NewWithWatch(s.Env.Config, client.Options{Scheme: s.Client.Scheme()})
 	if err != nil {
@@ -134,31 +137,61 @@ func (s *Sandbox) AcceptInferenceTraffic(ctx context.Context, gateway types.Name
 		return fmt.Errorf("watch HTTPRoutes: %w", err)
 	}
 	defer routes.Stop()
+	work := make(chan client.Object)
+	errs := make(chan error, acceptWorkers)
+	var wg sync.WaitGroup
+	for range acceptWorkers {
+		wg.Go(func() {
+			for obj := range work {
+				var err error
+				switch o := obj.(type) {
+				case *igwapi.InferencePool:
+					err = s.acceptPool(ctx, gateway, o)
+				case *gatewayv1.HTTPRoute:
+					err = s.acceptRoute(ctx, o)
+				}
+				if err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(work)
 	for {
+		var e watch.Event
+		var ok bool
 		select {
 		case <-ctx.Done():
 			return nil
-		case e, ok := <-pools.ResultChan():
+		case err := <-errs:
+			return err
+		case e, ok = <-pools.ResultChan():
 			if !ok {
 				return errors.New("the watch of InferencePools ended")
 			}
-			if p, isPool := e.Object.(*igwapi.InferencePool); isPool && e.Type == watch.Added {
-				if err := s.acceptPool(ctx, gateway, p); err != nil && ctx.Err() == nil {
-					return err
-				}
-			}
-		case e, ok := <-routes.ResultChan():
+		case e, ok = <-routes.ResultChan():
 			if !ok {
 				return errors.New("the watch of HTTPRoutes ended")
 			}
-			if r, isRoute := e.Object.(*gatewayv1.HTTPRoute); isRoute && e.Type == watch.Added {
-				if err := s.acceptRoute(ctx, r); err != nil && ctx.Err() == nil {
-					return err
-				}
-			}
+		}
+		obj, isObject := e.Object.(client.Object)
+		if e.Type != watch.Added || !isObject {
+			continue
+		}
+		select {
+		case work <- obj:
+		case err := <-errs:
+			return err
+		case <-ctx.Done():
+			return nil
 		}
 	}
 }
+
+// acceptWorkers is how many objects AcceptInferenceTraffic accepts at once.
+const acceptWorkers = 16
 
 func acceptedConditions() []metav1.Condition {
 	now := metav1.Now()

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +66,11 @@ var subjects = map[string]subject{
 		uncached: llmUncached, list: llmList, ready: llmReady, setup: installPresets, upstreamCRDs: true, podsPerService: 2,
 		play: func(ctx context.Context, sb *sandbox.Sandbox) error {
 			gateway := types.NamespacedName{Namespace: dev.ManagerNamespace, Name: "serval-ingress-gateway"}
+			// The floor's cluster has no namespace of Serval's.
+			err := sb.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gateway.Namespace}})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
 			if err := sb.ProgramGateway(ctx, gateway); err != nil {
 				return err
 			}

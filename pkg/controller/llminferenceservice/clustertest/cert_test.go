@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +104,40 @@ func TestForeignSecretIsNotTakenOver(t *testing.T) {
 	require.True(t, exists(left, ns, "llama-kserve-self-signed-certs"))
 	assert.Equal(t, mine.Data, left.Data, "the user's Secret is untouched")
 	assert.Empty(t, left.OwnerReferences)
+}
+
+// TestPendingPodChangesNothing: a model pod that stays Pending without an
+// IP makes no write: the certificate covers names, not pod addresses
+// (KServe adds the empty IP of such a pod to its certificate, and makes a
+// new key at every reconcile).
+func TestPendingPodChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createService(t, ns, "llama", "  model: {uri: hf://facebook/opt-125m}\n")
+	eventually(t, "the status", func() bool { return condition(t, ns, "llama", "Ready") != "" })
+	secret, _ := certificateOf(t, ns, "llama")
+	require.NotNil(t, secret)
+	require.True(t, writes.Settled(ns, time.Second, 30*time.Second))
+	before, reconciled := len(writes.Into(ns)), reconciles.Of("llminferenceservice", ns, "llama")
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama-kserve-pending", Labels: map[string]string{
+		"serving.serval.dev/llminferenceservice": "llama", "serving.serval.dev/component": "workload",
+		"app.kubernetes.io/name": "llama", "app.kubernetes.io/part-of": "llminferenceservice"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "vllm"}}}}
+	require.NoError(t, k8s.Create(ctx, pod))
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."}}}
+	require.NoError(t, k8s.Status().Update(ctx, pod))
+	touch(t, ns, "llama", "pending pod")
+	require.True(t, writes.Settled(ns, time.Second, 30*time.Second))
+	assert.Greater(t, reconciles.Of("llminferenceservice", ns, "llama"), reconciled)
+	after, _ := certificateOf(t, ns, "llama")
+	assert.Equal(t, secret.ResourceVersion, after.ResourceVersion, "the certificate is kept")
+	var more []string
+	for _, w := range writes.Into(ns)[before:] {
+		if !strings.Contains(w, "/llminferenceservices/llama/status") && !strings.Contains(w, "/pods") && !strings.HasSuffix(w, "/llminferenceservices/llama") {
+			more = append(more, w)
+		}
+	}
+	assert.Empty(t, more, "no child written for a Pending pod without an IP")
 }

@@ -84,9 +84,12 @@ func TestParseIngress(t *testing.T) {
 	cfg, errs := Parse(map[string]string{
 		"ingress.enableGatewayApi": "true", "ingress.gateway": "gw-ns/gw", "ingress.ingressDomain": "models.example.org",
 		"ingress.domainTemplate": "{{ .Name }}.{{ .Namespace }}.{{ .IngressDomain }}", "ingress.pathTemplate": "/serving/{{ .Namespace }}/{{ .Name }}",
+		"ingress.enableLLMInferenceServiceTLS": "true",
 	})
 	require.Empty(t, errs)
 	assert.True(t, cfg.Ingress.EnableGatewayAPI)
+	assert.True(t, cfg.Ingress.EnableLLMTLS)
+	assert.False(t, Default().Ingress.EnableLLMTLS, "off unless set, as in KServe")
 	assert.Equal(t, "gw-ns/gw", cfg.Ingress.Gateway.String())
 	host, err := cfg.Ingress.Host("iris-predictor", "team")
 	require.NoError(t, err)

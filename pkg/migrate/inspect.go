@@ -35,6 +35,7 @@ var knownAnnotations = map[string]bool{
 	v1beta1.StorageSecretNameAnnotation: true,
 	v1beta1.DisableAutoUpdateAnnotation: true,
 	v1beta1.PrometheusScrapeAnnotation:  true,
+	v1beta1.StopAnnotation:              true,
 }
 
 // inspect reports what Serval rejects, pins the protocol where needed and

@@ -115,6 +115,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	return ctrl.Result{}, err
 }
 
+// phase is a step of reconcileChildren.
+type phase struct {
+	name string
+	run  func(context.Context, *scope) error
+}
+
 // reconcileChildren runs the phases up to and including apply.
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if s.isvc.DecodeError != "" {
@@ -122,16 +128,17 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		// says so, and a fix (a spec change) brings the next reconcile.
 		return nil
 	}
-	phases := []struct {
-		name string
-		run  func(context.Context, *scope) error
-	}{
+	phases := []phase{
 		{"load config", r.loadConfig},
 		{"validate", r.validate},
 		{"select runtime", r.selectRuntime},
 		{"resolve components", r.resolveComponents},
 		{"plan routes", r.planRoutes},
 		{"apply children", r.runChildren},
+	}
+	if s.stopped {
+		// Nothing is rendered, so the pipeline prunes every child.
+		phases = []phase{{"load config", r.loadConfig}, {"remove children", r.runChildren}}
 	}
 	for _, p := range phases {
 		if err := p.run(ctx, s); err != nil {

@@ -42,7 +42,8 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 }
 
 // runChildren renders, applies, prunes and observes the children through
-// the pipeline every owner kind shares.
+// the pipeline every owner kind shares; for a stopped InferenceService it
+// renders none, so every child is pruned.
 func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 	cluster, err := r.KnativeFeatures.Cluster(ctx)
 	if err != nil {
@@ -56,6 +57,9 @@ func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 		Cluster:    cluster,
 		Plan:       s.plan,
 		Router:     s.router,
+	}
+	if s.stopped {
+		req.Components, req.Plan, req.Router = nil, nil, nil
 	}
 	if s.history.Pinned {
 		// disable-auto-update: leave the running predictor as it is until

@@ -46,6 +46,8 @@ type scope struct {
 	failure *pipeline.Failure
 	// stop ends the phases early, after a failure.
 	stop bool
+	// stopped: the stop annotation stops the InferenceService.
+	stopped bool
 	// reconciled is true when every phase ran: observedGeneration may advance.
 	reconciled bool
 }
@@ -53,7 +55,7 @@ type scope struct {
 func newScope(isvc *v1beta1.InferenceService) *scope {
 	d := isvc.DeepCopy()
 	v1beta1.Default(d)
-	return &scope{isvc: isvc, orig: isvc.DeepCopy(), defaulted: d, history: readHistory(isvc)}
+	return &scope{isvc: isvc, orig: isvc.DeepCopy(), defaulted: d, history: readHistory(isvc), stopped: v1beta1.IsStopped(isvc)}
 }
 
 // fail records a user-facing failure and stops the phases.

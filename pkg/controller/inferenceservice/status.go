@@ -33,6 +33,9 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		setUndecodableCondition(&st, s.isvc.DecodeError, gen)
 		return st
 	}
+	if s.stopped && s.failure == nil {
+		return stoppedStatus(&st, s, gen)
+	}
 	if s.failure != nil {
 		setFailureConditions(&st, s.failure, gen)
 	} else if s.out.Observed != nil {
@@ -54,10 +57,36 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 	setReadyCondition(&st, s.defaulted, s.failure, gen)
 	setRuntime(&st, s)
 	setConfigValidCondition(&st, s.cfgErrors, s.templateFailure, gen)
+	if meta.FindStatusCondition(st.Conditions, v1beta1.ConditionStopped) != nil {
+		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionStopped, false, v1beta1.ReasonResumed,
+			"the stop annotation is gone: the workloads and routes are back", gen))
+	}
 	if s.reconciled {
 		st.ObservedGeneration = gen
 	}
 	return st
+}
+
+// stoppedStatus is the status of a stopped InferenceService, as KServe
+// writes it: what the children reported is cleared, the components and
+// the route say Stopped, Stopped is True and Ready False. The deployment
+// mode and the runtime stay, so that a resumed service keeps them.
+func stoppedStatus(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) v1beta1.InferenceServiceStatus {
+	const msg = "the InferenceService is stopped (" + v1beta1.StopAnnotation + "): its workloads and routes are removed until the annotation goes"
+	out := v1beta1.InferenceServiceStatus{DeploymentMode: st.DeploymentMode,
+		ClusterServingRuntimeName: st.ClusterServingRuntimeName, ServingRuntimeName: st.ServingRuntimeName, ProtocolVersion: st.ProtocolVersion}
+	if out.DeploymentMode == "" {
+		out.DeploymentMode = s.mode
+	}
+	for _, t := range []string{v1beta1.ConditionPredictorReady, v1beta1.ConditionIngressReady, v1beta1.ConditionReady} {
+		meta.SetStatusCondition(&out.Conditions, condition(t, false, v1beta1.ReasonStopped, msg, gen))
+	}
+	meta.SetStatusCondition(&out.Conditions, condition(v1beta1.ConditionStopped, true, v1beta1.ReasonStopped, msg, gen))
+	setConfigValidCondition(&out, s.cfgErrors, s.templateFailure, gen)
+	if s.reconciled {
+		out.ObservedGeneration = gen
+	}
+	return out
 }
 
 func condition(t string, ok bool, reason, msg string, gen int64) metav1.Condition {

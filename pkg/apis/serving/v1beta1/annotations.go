@@ -22,6 +22,10 @@ const (
 	// torchserve), for the server's KServe defaults; the runtime's name
 	// (kserve-mlserver, kserve-torchserve) is used when it is absent.
 	ServerTypeAnnotation = "serving.serval.dev/server-type"
+	// StopAnnotation "true" stops an InferenceService: its workloads and
+	// routes are removed until the annotation goes (KServe's
+	// serving.kserve.io/stop).
+	StopAnnotation = "serving.serval.dev/stop"
 
 	// InferenceServiceLabel is set on every child to its InferenceService's name.
 	InferenceServiceLabel = "serving.serval.dev/inferenceservice"
@@ -83,4 +87,10 @@ func AutoscalerClassOf(isvc *InferenceService, mode DeploymentMode) AutoscalerCl
 // IsClusterLocal reports whether the InferenceService asks to stay off the ingress.
 func IsClusterLocal(isvc *InferenceService) bool {
 	return isvc.Labels[VisibilityLabel] == VisibilityClusterLocal
+}
+
+// IsStopped reports whether the stop annotation stops the InferenceService:
+// its value is "true", in any case, as KServe reads it.
+func IsStopped(isvc *InferenceService) bool {
+	return strings.EqualFold(isvc.Annotations[StopAnnotation], "true")
 }

@@ -224,6 +224,10 @@ const (
 	ConditionLatestDeploymentReady = "LatestDeploymentReady"
 	// ConditionIngressReady is True when the route to the InferenceService is ready.
 	ConditionIngressReady = "IngressReady"
+	// ConditionStopped is True while the stop annotation stops the
+	// InferenceService, False once it is resumed; absent on one never
+	// stopped.
+	ConditionStopped = "Stopped"
 	// ConditionConfigValid is False while serval-config has a bad value and
 	// the last good configuration is in force; absent otherwise. It is not
 	// part of Ready.
@@ -244,8 +248,12 @@ const (
 	// they are until it is fixed.
 	ReasonUndecodableSpec  = "UndecodableSpec"
 	ReasonUnsupportedField = "UnsupportedField"
-	ReasonConflict         = "ConflictingObject"
-	ReasonMissingCRD       = "MissingCRD"
+	// ReasonStopped: the stop annotation stops the InferenceService.
+	ReasonStopped = "Stopped"
+	// ReasonResumed: the stop annotation is gone and the children are back.
+	ReasonResumed    = "Resumed"
+	ReasonConflict   = "ConflictingObject"
+	ReasonMissingCRD = "MissingCRD"
 	// ReasonKnativeFeatureDisabled: Knative's config-features leaves off a
 	// pod feature the component needs; the message names the key.
 	ReasonKnativeFeatureDisabled = "KnativeFeatureDisabled"

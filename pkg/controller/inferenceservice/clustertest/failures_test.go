@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -191,4 +193,29 @@ func allow(w http.ResponseWriter, r *http.Request) {
 	review.Request = nil
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(review)
+}
+
+// TestPodsThatCannotBeCreated: a Deployment whose controller cannot create
+// pods (a quota here) makes PredictorReady say so, with its message.
+func TestPodsThatCannotBeCreated(t *testing.T) {
+	ns := newNamespace(t)
+	createClusterRuntime(t, "quota-sklearn", "sklearn-quota")
+	createISVC(t, ns, "quota", "sklearn-quota")
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "quota-predictor") })
+	const refused = `pods "quota-predictor-7d9f" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=2, limited: cpu=2`
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		dep, err := getDeployment(ns, "quota-predictor")
+		if err != nil {
+			return err
+		}
+		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable"},
+			{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: refused}}}
+		return k8s.Status().Update(context.Background(), dep)
+	}))
+	eventually(t, "PredictorReady names the quota", func() bool {
+		c := cond(getISVC(t, ns, "quota"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, refused)
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "quota"), v1beta1.ConditionLatestDeploymentReady).Message, "cannot create its pods (FailedCreate)")
 }

@@ -50,10 +50,16 @@ func StateOf(dep *appsv1.Deployment, pods []corev1.Pod) workload.State {
 	st.Available, st.NotAvailableMessage = available(dep)
 	var deadline bool
 	st.RolledOut, deadline = rolledOut(dep)
+	failure := replicaFailure(dep)
+	if !st.Available && failure != "" {
+		st.NotAvailableMessage = failure
+	}
 	switch {
 	case st.RolledOut:
 	case st.Problem != nil:
 		st.RolloutFailed, st.RolloutMessage = true, st.Problem.String()
+	case failure != "":
+		st.RolloutFailed, st.RolloutMessage = true, failure
 	case deadline:
 		st.RolloutFailed, st.RolloutMessage = true, "the rollout exceeded its progress deadline"
 	default:
@@ -90,6 +96,22 @@ func available(dep *appsv1.Deployment) (bool, string) {
 	return false, NoReplicaYet
 }
 
+// replicaFailure says why the Deployment's controller cannot create its
+// pods (its ReplicaFailure condition: a quota, a missing ServiceAccount, an
+// admission webhook that refuses them), with the Deployment's message; ""
+// when it can.
+func replicaFailure(dep *appsv1.Deployment) string {
+	if dep == nil {
+		return ""
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return fmt.Sprintf("the Deployment cannot create its pods (%s): %s", c.Reason, c.Message)
+		}
+	}
+	return ""
+}
+
 // rolledOut reports whether the Deployment's latest spec is fully rolled out:
 // observed, every replica updated and available, and the rollout complete.
 func rolledOut(dep *appsv1.Deployment) (done bool, deadlineExceeded bool) {
@@ -118,5 +140,5 @@ func DeploymentSignal(obj client.Object) string {
 	}
 	avail, msg := available(dep)
 	done, deadline := rolledOut(dep)
-	return fmt.Sprintf("%t/%s/%t/%t", avail, msg, done, deadline)
+	return fmt.Sprintf("%t/%s/%t/%t/%s", avail, msg, done, deadline, replicaFailure(dep))
 }

@@ -22,6 +22,9 @@ func TestStateOf(t *testing.T) {
 	availableCond := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}
 	unavailable := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Message: "Deployment does not have minimum availability."}
 	deadline := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}
+	quota := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+		Message: `pods "iris-predictor-abc" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4`}
+	const quotaMessage = `the Deployment cannot create its pods (FailedCreate): pods "iris-predictor-abc" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4`
 	crashing := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "kserve-container", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
 	tests := []struct {
@@ -40,6 +43,8 @@ func TestStateOf(t *testing.T) {
 		{"old pods serve a new spec not observed yet", dep(3, 2, 1, 1, 1, availableCond), nil, true, false, false, "", "the latest spec is rolling out"},
 		{"old pods serve while a new one crashes", dep(2, 2, 1, 0, 1, availableCond), []corev1.Pod{crashing}, true, false, true, "", "pod p: container kserve-container: CrashLoopBackOff"},
 		{"deadline exceeded", dep(2, 2, 1, 0, 1, availableCond, deadline), nil, true, false, true, "", "the rollout exceeded its progress deadline"},
+		{"no pod can be created: a quota", dep(1, 1, 1, 0, 0, unavailable, quota), nil, false, false, true, quotaMessage, quotaMessage},
+		{"old pods serve while the new ones cannot be created", dep(2, 2, 1, 0, 1, availableCond, quota), nil, true, false, true, "", quotaMessage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,10 @@ func TestDeploymentSignal(t *testing.T) {
 	stuck := dep(func(d *appsv1.Deployment) {
 		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
 	})
+	refused := dep(func(d *appsv1.Deployment) {
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "quota"}}
+	})
+	assert.NotEqual(t, DeploymentSignal(created), DeploymentSignal(refused), "pods that cannot be created: news")
 	assert.Equal(t, DeploymentSignal(created), DeploymentSignal(counted), "the controller counting replicas changes nothing Serval reports")
 	assert.Equal(t, DeploymentSignal(counted), DeploymentSignal(ready), "ready but not yet available: the same")
 	assert.NotEqual(t, DeploymentSignal(ready), DeploymentSignal(available), "a replica available: news")

@@ -19,6 +19,9 @@ type state struct {
 	funcs Funcs
 	out   strings.Builder
 	vars  []variable
+	// noValue reads a missing map key as no value (text/template's
+	// default) rather than as an error (missingkey=error).
+	noValue bool
 }
 
 type variable struct {
@@ -121,8 +124,13 @@ func upTo[N int | uint8](n N) iter.Seq2[any, any] {
 
 // print writes a value as text/template does: with fmt, and "<no value>"
 // for nil.
+// noValue is what ExecuteNoValue reads for a map key that is not there:
+// text/template's invalid value. It prints as "<no value>", is false in a
+// condition, and reaches a function as nil.
+type noValue struct{}
+
 func (s *state) print(v any) {
-	if v == nil {
+	if _, none := v.(noValue); v == nil || none {
 		s.out.WriteString("<no value>")
 		return
 	}
@@ -364,15 +372,23 @@ func (s *state) evalFields(node parse.Node, v any, names []string) (any, error) 
 		case Data:
 			f, ok := r[name]
 			if !ok {
+				if s.noValue {
+					return noValue{}, nil
+				}
 				return nil, s.errorf(node, "map has no entry for key %q", name)
 			}
 			v = f
 		case map[string]string:
 			f, ok := r[name]
 			if !ok {
+				if s.noValue {
+					return noValue{}, nil
+				}
 				return nil, s.errorf(node, "map has no entry for key %q", name)
 			}
 			v = f
+		case noValue:
+			return r, nil // a field of no value is no value, as in text/template
 		case nil:
 			return nil, s.errorf(node, "nil data; no entry for key %q", name)
 		case Null:
@@ -390,6 +406,8 @@ func isTrue(v any) (truth, ok bool) {
 	switch v := v.(type) {
 	case nil:
 		return false, false
+	case noValue:
+		return false, true
 	case bool:
 		return v, true
 	case string:

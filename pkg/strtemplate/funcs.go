@@ -43,6 +43,9 @@ func (s *state) evalFunction(dot any, fn *parse.IdentifierNode, args []parse.Nod
 		if err != nil {
 			return nil, err
 		}
+		if _, none := v.(noValue); none {
+			v = nil
+		}
 		values[i] = v
 	}
 	var v any

@@ -17,8 +17,8 @@
 // and range (over maps, in key order, and integers) with else, break and
 // continue, and the functions and, or, not, eq, ne, lt, le, gt, ge, len,
 // index, slice, print, printf, println and urlquery, with text/template's
-// meaning and the missingkey=error option: a field or map key that is not
-// there is an error. A caller may add functions of its own (ParseFuncs), and
+// meaning and, unless ExecuteNoValue is used, the missingkey=error option: a
+// field or map key that is not there is an error. A caller may add functions of its own (ParseFuncs), and
 // data read from Go structs may hold lists ([]any, for len and index) and
 // Null, a nil pointer. Not supported, and refused when parsed: define, block
 // and template, and the functions html, js and call.
@@ -94,9 +94,20 @@ func ParseFuncs(name, text string, funcs Funcs) (*Template, error) {
 	return &Template{tree: tree, funcs: funcs}, nil
 }
 
-// Execute renders the template over data.
+// Execute renders the template over data; a missing key is an error.
 func (t *Template) Execute(data Data) (string, error) {
-	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}}
+	return t.execute(data, false)
+}
+
+// ExecuteNoValue renders the template over data as text/template does by
+// default (missingkey=default): a map key that is not there is no value,
+// printed as "<no value>" and false in a condition, as there.
+func (t *Template) ExecuteNoValue(data Data) (string, error) {
+	return t.execute(data, true)
+}
+
+func (t *Template) execute(data Data, noValue bool) (string, error) {
+	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}, noValue: noValue}
 	if err := s.walk(data, t.tree.Root); err != nil {
 		return "", err
 	}

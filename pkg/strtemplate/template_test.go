@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func sampleData() Data {
@@ -244,4 +247,44 @@ func TestFuncsNullAndLists(t *testing.T) {
 	if _, err := Parse("t", "{{ suffix .Name `x` }}"); err == nil {
 		t.Error("a function of another template's is not known to Parse")
 	}
+}
+
+// TestExecuteNoValueMatchesTextTemplate: with ExecuteNoValue, a missing
+// key renders as text/template renders it by default (KServe's runtime
+// placeholders and ingress templates set no missingkey option).
+func TestExecuteNoValueMatchesTextTemplate(t *testing.T) {
+	for _, text := range []string{
+		"--model-envelope={{.Labels.serviceEnvelope}}",
+		"{{.Annotations.absent}}-{{.Name}}",
+		"{{.Nested.Absent}}",
+		`{{index .Labels "absent"}}`,
+		`{{printf "%s" .Labels.absent}}`,
+		"{{if .Labels.absent}}x{{else}}y{{end}}",
+		"{{.Labels.absent.deeper}}",
+		`{{.Labels.absent | printf "%q"}}`,
+		"{{.Labels.app}}",
+	} {
+		tmpl, err := template.New("t").Parse(text)
+		require.NoError(t, err, text)
+		var b bytes.Buffer
+		wantErr := tmpl.Execute(&b, sampleData())
+		ours, err := Parse("t", text)
+		require.NoError(t, err, text)
+		got, err := ours.ExecuteNoValue(sampleData())
+		if wantErr != nil {
+			assert.Error(t, err, "%q: text/template fails (%v)", text, wantErr)
+			continue
+		}
+		require.NoError(t, err, text)
+		assert.Equal(t, b.String(), got, text)
+	}
+	_, err := mustParse(t, "{{.Labels.absent}}").Execute(sampleData())
+	assert.ErrorContains(t, err, `map has no entry for key "absent"`, "Execute keeps missingkey=error")
+}
+
+func mustParse(t *testing.T, text string) *Template {
+	t.Helper()
+	tmpl, err := Parse("t", text)
+	require.NoError(t, err)
+	return tmpl
 }

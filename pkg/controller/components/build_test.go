@@ -62,23 +62,18 @@ func TestBuildErrors(t *testing.T) {
 			return s
 		}()), Runtime: sklearn, StorageConfig: &StorageConfig{Name: "storage-config", Data: map[string][]byte{"other": []byte("{}")}}},
 			v1beta1.UnsupportedStorageURI, `predictor: the storage-config Secret storage-config has no key "default"`},
-		{"unknown placeholder", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+		{"a placeholder that does not render", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
-			s.Predictor.Model.Args = []string{"--x={{.Labels.missing}}"}
+			s.Predictor.Model.Args = []string{"--x={{.Name.First}}"}
 			return s
 		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
-			`predictor: container kserve-container args[3]: unknown placeholder in "--x={{.Labels.missing}}"`},
+			`predictor: container kserve-container args[3]: placeholder in "--x={{.Name.First}}" does not render`},
 		{"a placeholder with a function Serval does not run", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
 			s.Predictor.Model.Args = []string{"--x={{ .Name | js }}"}
 			return s
 		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
 			`predictor: container kserve-container args[3]: placeholder in "--x={{ .Name | js }}" does not parse (template: :1: function "js" not defined)`},
-		{"unknown placeholder field", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
-			s := modelSpec("sklearn", "gs://b/m")
-			s.Predictor.Model.Env = []corev1.EnvVar{{Name: "X", Value: "{{.Cluster}}"}}
-			return s
-		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec, "container kserve-container env X: unknown placeholder"},
 		{"reserved volume name", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
 			s.Predictor.Volumes = []corev1.Volume{{Name: "kserve-provision-location"}}
@@ -106,6 +101,21 @@ func TestBuildErrors(t *testing.T) {
 			assert.Contains(t, be.Error(), tt.wantMsg)
 		})
 	}
+}
+
+// TestMissingPlaceholderKeysRenderAsKServe: a label or annotation the
+// InferenceService lacks renders as KServe renders it with text/template's
+// defaults, "<no value>", rather than failing the predictor.
+func TestMissingPlaceholderKeysRenderAsKServe(t *testing.T) {
+	s := modelSpec("sklearn", "gs://b/m")
+	s.Predictor.Model.Args = []string{"--model_envelope={{.Labels.serviceEnvelope}}", "--name={{.Name}}"}
+	s.Predictor.Model.Env = []corev1.EnvVar{{Name: "X", Value: "{{.Annotations.absent}}"}}
+	comps, err := build(t, Inputs{ISVC: isvcWith("m", s), Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1)})
+	require.NoError(t, err)
+	c := comps[0].Pod.Containers[0]
+	assert.Contains(t, c.Args, "--model_envelope=<no value>")
+	assert.Contains(t, c.Args, "--name=m")
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "X", Value: "<no value>"})
 }
 
 func TestMetadataPrecedence(t *testing.T) {

@@ -92,9 +92,11 @@ func render(s string, data strtemplate.Data) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("placeholder in %q does not parse (%v); for keys with dashes or dots write {{index .Annotations \"key\"}}", s, err)
 	}
-	out, err := t.Execute(data)
+	// As KServe renders them (text/template, no missingkey option): a
+	// label or annotation the InferenceService lacks is "<no value>".
+	out, err := t.ExecuteNoValue(data)
 	if err != nil {
-		return "", fmt.Errorf("unknown placeholder in %q: use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}} with keys the InferenceService has", s)
+		return "", fmt.Errorf("placeholder in %q does not render (%v): use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}}", s, err)
 	}
 	return out, nil
 }

@@ -72,7 +72,7 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *scope) error {
 	members := []children.GroupMember{self}
 	for i := range list {
 		m := &list[i]
-		if m.Name == s.svc.Name || !children.Routable(m) {
+		if m.Name == s.svc.Name || !children.Listed(m) {
 			continue
 		}
 		d := m.DeepCopy()
@@ -193,10 +193,11 @@ func (h groupFanOut) enqueue(ctx context.Context, obj client.Object, old *v1alph
 }
 
 // trafficChanged reports whether an update changes how the group routes:
-// deletion, the router, the model, the presets, or whether the member
-// takes traffic.
+// deletion, stopping, the router, the model, the presets, or whether the
+// member takes traffic.
 func trafficChanged(old, updated *v1alpha2.LLMInferenceService) bool {
 	return (old.DeletionTimestamp == nil) != (updated.DeletionTimestamp == nil) ||
+		v1alpha2.IsStopped(old) != v1alpha2.IsStopped(updated) ||
 		!equality.Semantic.DeepEqual(old.Spec.Router, updated.Spec.Router) ||
 		!equality.Semantic.DeepEqual(old.Spec.Model, updated.Spec.Model) ||
 		!slices.Equal(old.Spec.BaseRefs, updated.Spec.BaseRefs) ||

@@ -123,10 +123,20 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidConfig", "serval-config is invalid and no earlier version was valid")
 		return nil
 	}
-	if err := r.combine(ctx, s, cfg); err != nil || s.stopped() {
+	if err := r.combine(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
-	if err := r.render(ctx, s, cfg); err != nil || s.stopped() {
+	if v1alpha2.IsStopped(s.svc) {
+		// Nothing is rendered, so the pipeline prunes every child; the
+		// routing group still lists the service, as stopped.
+		s.stopped = true
+		if err := r.resolveGroup(ctx, s); err != nil {
+			return err
+		}
+		_, err := r.pipeline.Apply(ctx, s.owner(), &s.out)
+		return err
+	}
+	if err := r.render(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
 	reader, err := r.pipeline.Apply(ctx, s.owner(), &s.out)

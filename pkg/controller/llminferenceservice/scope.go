@@ -36,6 +36,8 @@ type scope struct {
 	groupWait        string
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
+	// stopped: the stop annotation stops the service; nothing is rendered.
+	stopped bool
 	// failure stopped the reconcile: its condition, reason and message.
 	failure *failure
 }
@@ -54,7 +56,7 @@ func (s *scope) fail(condition, reason, message string) {
 	s.failure = &failure{condition: condition, reason: reason, message: message}
 }
 
-func (s *scope) stopped() bool { return s.failure != nil }
+func (s *scope) failed() bool { return s.failure != nil }
 
 func (s *scope) owner() pipeline.Owner {
 	return pipeline.Owner{Object: s.svc, Ref: owner.OfLLM(s.svc)}

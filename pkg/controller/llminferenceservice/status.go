@@ -53,6 +53,15 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	}
 	st.AppliedConfigRefs = s.applied
 	set(v1alpha2.ConditionPresetsCombined, cond{ok: true, reason: "Combined", message: "merged: " + fmtApplied(s.applied)})
+	if s.stopped {
+		stoppedConditions(s, set, remove)
+		st.Router, st.Workloads, st.Addresses, st.URL = nil, nil, nil, ""
+		if g := groupStatus(s); g != nil {
+			st.Router = &v1alpha2.RouterStatus{Group: g}
+		}
+		st.ObservedGeneration = gen
+		return st
+	}
 	if s.out.Failure != nil {
 		// A conflicting object: nothing was observed.
 		t := v1alpha2.ConditionHTTPRoutesReady
@@ -130,6 +139,31 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	setObserved(&st, s)
 	st.ObservedGeneration = gen
 	return st
+}
+
+// stoppedConditions are those of a stopped service, as KServe sets them:
+// each part the spec has is False, reason Stopped, and so are Ready and its
+// parents; the parts it has not are removed.
+func stoppedConditions(s *scope, set func(string, cond), remove func(...string)) {
+	stopped := cond{reason: v1alpha2.ReasonStopped, message: "the service is stopped (" + v1alpha2.StopAnnotation + "): its workloads and routes are removed until the annotation goes"}
+	r := s.spec.Router
+	parts := map[string]bool{
+		v1alpha2.ConditionMainWorkloadReady: true, v1alpha2.ConditionWorkloadsReady: true,
+		v1alpha2.ConditionRouterReady: true, v1alpha2.ConditionReady: true,
+		v1alpha2.ConditionSchedulerWorkloadReady: children.HasScheduler(s.spec),
+		v1alpha2.ConditionTokenizerReady:         children.HasTokenizer(s.spec),
+		v1alpha2.ConditionInferencePoolReady:     r != nil && r.Scheduler != nil,
+		v1alpha2.ConditionHTTPRoutesReady:        r != nil && r.Route != nil,
+		v1alpha2.ConditionGatewaysReady:          r != nil && r.Route != nil,
+	}
+	for t, has := range parts {
+		if has {
+			set(t, stopped)
+		} else {
+			remove(t)
+		}
+	}
+	remove(v1alpha2.ConditionGroupReady, v1alpha2.ConditionGroupDegraded)
 }
 
 // workloadCondition is a workload's readiness: its Deployment available,

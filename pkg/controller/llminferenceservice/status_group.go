@@ -39,7 +39,7 @@ func groupStatus(s *scope) *v1alpha2.GroupStatus {
 	g := &v1alpha2.GroupStatus{Name: s.svc.Spec.Router.RoutingGroup()}
 	for _, m := range s.group {
 		backend := m.Backend
-		g.Members = append(g.Members, v1alpha2.GroupMemberStatus{Name: m.Name, Weight: m.Weight, BackendRef: &backend})
+		g.Members = append(g.Members, v1alpha2.GroupMemberStatus{Name: m.Name, Weight: m.Weight, Stopped: m.Stopped, BackendRef: &backend})
 	}
 	return g
 }

@@ -1,10 +1,27 @@
 package v1alpha2
 
-import "k8s.io/utils/ptr"
+import (
+	"strings"
+
+	"k8s.io/utils/ptr"
+)
 
 // RoutingGroupLabel carries a service's routing group, so that the members
 // of a group can be listed by label (KServe's serving.kserve.io/routing-group).
 const RoutingGroupLabel = "serving.serval.dev/routing-group"
+
+// StopAnnotation "true" (any case) stops an LLMInferenceService: its
+// workloads and routes are removed until the annotation goes (KServe's
+// serving.kserve.io/stop).
+const StopAnnotation = "serving.serval.dev/stop"
+
+// ReasonStopped is the reason of the conditions of a stopped service.
+const ReasonStopped = "Stopped"
+
+// IsStopped reports whether the stop annotation stops the service.
+func IsStopped(svc *LLMInferenceService) bool {
+	return strings.EqualFold(svc.Annotations[StopAnnotation], "true")
+}
 
 // Default applies KServe's defaults: the model is named after the service
 // when it has no name, and the routing group, if any, is mirrored into a

@@ -20,13 +20,15 @@ type GroupMember struct {
 	Weight  int32
 	Backend gwapiv1.BackendObjectReference
 	Models  []string
+	// Stopped members (the stop annotation) are listed, and get no traffic.
+	Stopped bool
 }
 
 // Member is svc as a member of its group. Its backend is the pool it names
 // (pool.ref), else the one its status reports, else the one its spec calls
 // for, else its workload Service; the port is the model's.
 func Member(svc *v1alpha2.LLMInferenceService) GroupMember {
-	m := GroupMember{Name: svc.Name, Models: modelNames(svc)}
+	m := GroupMember{Name: svc.Name, Models: modelNames(svc), Stopped: v1alpha2.IsStopped(svc)}
 	if r := svc.Spec.Router; r != nil && r.Route != nil {
 		m.Weight = ptr.Deref(r.Route.Weight, 0)
 	}
@@ -67,10 +69,17 @@ func modelNames(svc *v1alpha2.LLMInferenceService) []string {
 // Routable reports whether a member other than the reconciled service
 // takes traffic: not being deleted, its router ready and its model
 // workload available (KServe asks for a ready replica of each workload).
+// A stopped member takes none but is still listed (see Listed).
 func Routable(svc *v1alpha2.LLMInferenceService) bool {
 	return svc.DeletionTimestamp == nil &&
 		meta.IsStatusConditionTrue(svc.Status.Conditions, v1alpha2.ConditionRouterReady) &&
 		meta.IsStatusConditionTrue(svc.Status.Conditions, v1alpha2.ConditionMainWorkloadReady)
+}
+
+// Listed reports whether a member other than the reconciled service is in
+// the group's status: routable, or stopped (and not being deleted).
+func Listed(svc *v1alpha2.LLMInferenceService) bool {
+	return Routable(svc) || (svc.DeletionTimestamp == nil && v1alpha2.IsStopped(svc))
 }
 
 // SplitGroup sorts the members (self among them) by name into those that
@@ -99,6 +108,9 @@ func splitTraffic(route *gwapiv1.HTTPRouteSpec, in Inputs) {
 	mine := "/" + in.Service.Namespace + "/" + in.Service.Name
 	backends := make([]gwapiv1.HTTPBackendRef, 0, len(in.Group))
 	for _, m := range in.Group {
+		if m.Stopped {
+			continue // a weight of 0 still leaks traffic on some Gateways
+		}
 		backends = append(backends, gwapiv1.HTTPBackendRef{BackendRef: gwapiv1.BackendRef{BackendObjectReference: m.Backend, Weight: ptr.To(m.Weight)}})
 	}
 	for i, rule := range route.Rules {

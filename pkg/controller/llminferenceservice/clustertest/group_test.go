@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -87,4 +89,52 @@ func TestRoutingGroupSplitsTraffic(t *testing.T) {
 	})
 	assert.Equal(t, map[string]int32{"a-kserve-workload-svc": 70}, sharedBackends(t, ns, "a"),
 		"the route of a had left b before b went")
+}
+
+// TestStopAndResume: the stop annotation removes a service's workloads and
+// route and says so in every condition; in a routing group, the stopped
+// member is listed as stopped and gets no traffic; removing the
+// annotation brings everything back.
+func TestStopAndResume(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createGateway(t, ns, "inference-gateway", "10.0.0.10")
+	groupMember(t, ns, "a", "opt", 50)
+	groupMember(t, ns, "b", "opt", 50)
+	eventually(t, "the traffic split", func() bool { return len(sharedBackends(t, ns, "a")) == 2 })
+
+	setStop := func(on bool) {
+		require.NoError(t, retryOnConflict(func() error {
+			s := get(t, ns, "b")
+			if on {
+				s.Annotations = map[string]string{v1alpha2.StopAnnotation: "true"}
+			} else {
+				delete(s.Annotations, v1alpha2.StopAnnotation)
+			}
+			return k8s.Update(ctx, s)
+		}))
+	}
+	setStop(true)
+	eventually(t, "b stopped", func() bool {
+		return condition(t, ns, "b", "Ready") == "False/Stopped" && !exists(&appsv1.Deployment{}, ns, "b-kserve") &&
+			!exists(&gatewayv1.HTTPRoute{}, ns, "b-kserve-route") && !exists(&corev1.Service{}, ns, "b-kserve-workload-svc")
+	})
+	for _, c := range []string{"MainWorkloadReady", "WorkloadsReady", "HTTPRoutesReady", "GatewaysReady", "RouterReady"} {
+		assert.Equal(t, "False/Stopped", condition(t, ns, "b", c), c)
+	}
+	assert.Empty(t, get(t, ns, "b").Status.URL)
+	eventually(t, "a's route leaves b", func() bool {
+		return assert.ObjectsAreEqual(map[string]int32{"a-kserve-workload-svc": 50}, sharedBackends(t, ns, "a"))
+	})
+	g := get(t, ns, "a").Status.Router.Group
+	require.Len(t, g.Members, 2)
+	assert.True(t, g.Members[1].Stopped, "b is listed, stopped")
+
+	setStop(false)
+	eventually(t, "b's children back", func() bool { return exists(&appsv1.Deployment{}, ns, "b-kserve") })
+	makeAvailable(t, ns, "b-kserve")
+	eventually(t, "the route of b", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "b-kserve-route") })
+	acceptRoute(t, ns, "b-kserve-route")
+	eventually(t, "b Ready again", func() bool { return condition(t, ns, "b", "Ready") == "True/Ready" })
+	eventually(t, "the traffic split again", func() bool { return len(sharedBackends(t, ns, "a")) == 2 })
 }

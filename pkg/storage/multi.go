@@ -30,12 +30,20 @@ func shadowed(p string) string {
 	return ""
 }
 
-// CheckMountPaths returns the problems of storageUris mount paths, each
-// naming the entry: relative or root paths, paths at or under a system
-// directory, and paths that overlap (one inside another).
-func CheckMountPaths(paths []string) []string {
+// DefaultMountPath is a storageUris entry's mount path when it names none
+// (KServe's CRD default).
+const DefaultMountPath = MountPath
+
+// CheckMountPaths returns the problems of storageUris' mount paths, each
+// naming the entry, by KServe's rules: a path is absolute, not /, and
+// without "..", and two claims are not mounted at the same path. Models
+// that are downloaded may share a path or nest (one volume holds them all,
+// as in KServe). Serval adds one rule: a path at or under a system
+// directory (/usr, /etc, /proc...) would hide what the server needs.
+func CheckMountPaths(entries []Entry) []string {
 	var problems []string
-	for i, p := range paths {
+	for i, e := range entries {
+		p := e.MountPath
 		switch {
 		case !strings.HasPrefix(p, "/"):
 			problems = append(problems, fmt.Sprintf("[%d].mountPath: %q is not an absolute path", i, p))
@@ -43,15 +51,20 @@ func CheckMountPaths(paths []string) []string {
 		case path.Clean(p) == "/":
 			problems = append(problems, fmt.Sprintf("[%d].mountPath: a model cannot be mounted at /", i))
 			continue
+		case strings.Contains(p, ".."):
+			problems = append(problems, fmt.Sprintf("[%d].mountPath: %q holds \"..\", which a mount path may not", i, p))
+			continue
 		case shadowed(path.Clean(p)) != "":
 			problems = append(problems, fmt.Sprintf("[%d].mountPath: %q would hide the container's own %s; mount models in a directory of their own, such as /mnt/models/{name}",
 				i, p, shadowed(path.Clean(p))))
 			continue
 		}
+		if e.Location.Kind != PVC {
+			continue
+		}
 		for j := range i {
-			a, b := path.Clean(paths[j]), path.Clean(p)
-			if a == b || strings.HasPrefix(b, a+"/") || strings.HasPrefix(a, b+"/") {
-				problems = append(problems, fmt.Sprintf("[%d].mountPath: %q overlaps [%d].mountPath %q; each model needs a directory of its own", i, p, j, paths[j]))
+			if entries[j].Location.Kind == PVC && path.Clean(entries[j].MountPath) == path.Clean(p) {
+				problems = append(problems, fmt.Sprintf("[%d].mountPath: %q is where the claim of [%d] is mounted too; each claim needs a path of its own", i, p, j))
 			}
 		}
 	}
@@ -83,11 +96,7 @@ func CommonParent(paths []string) string {
 // path. OCI images are not taken here (a modelcar or an image volume holds
 // one model).
 func MakeMultiPlan(entries []Entry, init Initializer, creds Credentials) (Plan, error) {
-	paths := make([]string, len(entries))
-	for i, e := range entries {
-		paths[i] = e.MountPath
-	}
-	if problems := CheckMountPaths(paths); len(problems) > 0 {
+	if problems := CheckMountPaths(entries); len(problems) > 0 {
 		return Plan{}, fmt.Errorf("storageUris%s", strings.Join(problems, "; storageUris"))
 	}
 	var downloads []string

@@ -151,21 +151,36 @@ func TestOCIModes(t *testing.T) {
 }
 
 func TestCheckMountPaths(t *testing.T) {
+	download := func(paths ...string) []Entry {
+		out := make([]Entry, len(paths))
+		for i, p := range paths {
+			out[i] = Entry{Location: Location{Kind: Download}, MountPath: p}
+		}
+		return out
+	}
+	claim := func(p string) Entry { return Entry{Location: Location{Kind: PVC, Claim: "c"}, MountPath: p} }
 	tests := []struct {
-		paths []string
-		want  []string
+		name    string
+		entries []Entry
+		want    []string
 	}{
-		{[]string{"/mnt/models/a", "/mnt/models/b"}, nil},
-		{[]string{"models/a"}, []string{`[0].mountPath: "models/a" is not an absolute path`}},
-		{[]string{"/"}, []string{"[0].mountPath: a model cannot be mounted at /"}},
-		{[]string{"/mnt/models", "/mnt/models/b"}, []string{`[1].mountPath: "/mnt/models/b" overlaps [0].mountPath "/mnt/models"; each model needs a directory of its own`}},
-		{[]string{"/mnt/a/", "/mnt/a"}, []string{`[1].mountPath: "/mnt/a" overlaps [0].mountPath "/mnt/a/"; each model needs a directory of its own`}},
-		{[]string{"/mnt/ab", "/mnt/a"}, nil},
-		{[]string{"/etc"}, []string{`[0].mountPath: "/etc" would hide the container's own /etc; mount models in a directory of their own, such as /mnt/models/{name}`}},
-		{[]string{"/mnt/models/a", "/usr/share/models"}, []string{`[1].mountPath: "/usr/share/models" would hide the container's own /usr; mount models in a directory of their own, such as /mnt/models/{name}`}},
-		{[]string{"/lib64/"}, []string{`[0].mountPath: "/lib64/" would hide the container's own /lib64; mount models in a directory of their own, such as /mnt/models/{name}`}},
-		{[]string{"/var/run/secrets/x"}, []string{`[0].mountPath: "/var/run/secrets/x" would hide the container's own /var/run; mount models in a directory of their own, such as /mnt/models/{name}`}},
-		{[]string{"/proc", "/sys", "/dev/shm", "/bin", "/sbin", "/lib"}, []string{
+		{"two directories", download("/mnt/models/a", "/mnt/models/b"), nil},
+		{"relative", download("models/a"), []string{`[0].mountPath: "models/a" is not an absolute path`}},
+		{"root", download("/"), []string{"[0].mountPath: a model cannot be mounted at /"}},
+		{"dot-dot", download("/mnt/models/../etc"), []string{`[0].mountPath: "/mnt/models/../etc" holds "..", which a mount path may not`}},
+		{"downloads nest, as in KServe", download("/mnt/models", "/mnt/models/b"), nil},
+		{"downloads share a path, as in KServe (both unset)", download("/mnt/models", "/mnt/models"), nil},
+		{"a claim inside a download", []Entry{download("/mnt/models")[0], claim("/mnt/models/extra")}, nil},
+		{"two claims at one path", []Entry{claim("/mnt/a/"), claim("/mnt/a")},
+			[]string{`[1].mountPath: "/mnt/a" is where the claim of [0] is mounted too; each claim needs a path of its own`}},
+		{"prefixes that are not parents", download("/mnt/ab", "/mnt/a"), nil},
+		{"a system directory", download("/etc"), []string{`[0].mountPath: "/etc" would hide the container's own /etc; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{"under a system directory", download("/mnt/models/a", "/usr/share/models"),
+			[]string{`[1].mountPath: "/usr/share/models" would hide the container's own /usr; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{"a trailing slash", download("/lib64/"), []string{`[0].mountPath: "/lib64/" would hide the container's own /lib64; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{"the kubelet's mounts", download("/var/run/secrets/x"),
+			[]string{`[0].mountPath: "/var/run/secrets/x" would hide the container's own /var/run; mount models in a directory of their own, such as /mnt/models/{name}`}},
+		{"every system directory", download("/proc", "/sys", "/dev/shm", "/bin", "/sbin", "/lib"), []string{
 			`[0].mountPath: "/proc" would hide the container's own /proc; mount models in a directory of their own, such as /mnt/models/{name}`,
 			`[1].mountPath: "/sys" would hide the container's own /sys; mount models in a directory of their own, such as /mnt/models/{name}`,
 			`[2].mountPath: "/dev/shm" would hide the container's own /dev; mount models in a directory of their own, such as /mnt/models/{name}`,
@@ -173,10 +188,12 @@ func TestCheckMountPaths(t *testing.T) {
 			`[4].mountPath: "/sbin" would hide the container's own /sbin; mount models in a directory of their own, such as /mnt/models/{name}`,
 			`[5].mountPath: "/lib" would hide the container's own /lib; mount models in a directory of their own, such as /mnt/models/{name}`,
 		}},
-		{[]string{"/library/models", "/etcetera", "/var/runner"}, nil},
+		{"names that only start like system directories", download("/library/models", "/etcetera", "/var/runner"), nil},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, CheckMountPaths(tt.paths), "%v", tt.paths)
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, CheckMountPaths(tt.entries))
+		})
 	}
 }
 
@@ -197,6 +214,21 @@ func TestMakeMultiPlanRefuses(t *testing.T) {
 	assert.EqualError(t, err, "the mount paths /models/a, /data/b share no parent directory but /; put them under one, such as /mnt/models")
 	_, err = MakeMultiPlan([]Entry{{loc("oci://r/m:1"), "/mnt/models/a"}}, Initializer{}, Credentials{})
 	assert.EqualError(t, err, "storageUris[0]: oci://r/m:1 is an OCI image; storageUris takes gs://, s3://, http(s)://, hf:// and pvc:// URIs (an OCI model goes in storageUri)")
-	_, err = MakeMultiPlan([]Entry{{loc("gs://b/a"), "/mnt/m"}, {loc("gs://b/b"), "/mnt/m/x"}}, Initializer{}, Credentials{})
-	assert.EqualError(t, err, `storageUris[1].mountPath: "/mnt/m/x" overlaps [0].mountPath "/mnt/m"; each model needs a directory of its own`)
+	_, err = MakeMultiPlan([]Entry{{loc("pvc://a/m"), "/mnt/m"}, {loc("pvc://b/m"), "/mnt/m"}}, Initializer{}, Credentials{})
+	assert.EqualError(t, err, `storageUris[1].mountPath: "/mnt/m" is where the claim of [0] is mounted too; each claim needs a path of its own`)
+}
+
+// TestMakeMultiPlanNestedDownloads: downloads that nest or share a path go
+// into one volume at their common parent, each to its path, as KServe's
+// storage initializer takes them.
+func TestMakeMultiPlanNestedDownloads(t *testing.T) {
+	loc := func(uri string) Location {
+		l, err := Parse(uri)
+		require.NoError(t, err)
+		return l
+	}
+	plan, err := MakeMultiPlan([]Entry{{loc("gs://b/model"), "/mnt/models"}, {loc("hf://org/tokenizer"), "/mnt/models/tokenizer"}}, Initializer{Image: "init"}, Credentials{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"gs://b/model", "/mnt/models", "hf://org/tokenizer", "/mnt/models/tokenizer"}, plan.InitContainer.Args)
+	assert.Equal(t, "/mnt", plan.ServerMount.MountPath, "the common parent")
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -144,18 +145,17 @@ func storageURIsRules(uris []v1beta1.StorageURISpec) field.ErrorList {
 	}
 	path := field.NewPath("spec", "predictor", "storageUris")
 	var errs field.ErrorList
-	entries := make([]storage.Entry, 0, len(uris))
-	paths := make([]string, len(uris))
+	entries := make([]storage.Entry, len(uris))
 	for i, u := range uris {
-		paths[i] = u.MountPath
+		entries[i].MountPath = cmp.Or(u.MountPath, storage.DefaultMountPath)
 		loc, err := storage.Parse(u.URI)
 		if err != nil {
 			errs = append(errs, field.Invalid(path.Index(i).Child("uri"), u.URI, err.Error()))
 			continue
 		}
-		entries = append(entries, storage.Entry{Location: loc, MountPath: u.MountPath})
+		entries[i].Location = loc
 	}
-	for _, p := range storage.CheckMountPaths(paths) {
+	for _, p := range storage.CheckMountPaths(entries) {
 		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: path.String() + p[:strings.Index(p, ":")],
 			BadValue: field.OmitValueType{}, Detail: strings.TrimSpace(p[strings.Index(p, ":")+1:])})
 	}

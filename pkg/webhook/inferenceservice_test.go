@@ -72,8 +72,8 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 			`spec.predictor.autoScaling.metrics[0].external.target.value: Invalid value: "-10": must be greater than 0`},
 		{"storageUris with a relative path", isvcYAML("uris-relative", "", "    model: {modelFormat: {name: sklearn}}\n    storageUris: [{uri: gs://b/a, mountPath: models/a}]\n"),
 			`spec.predictor.storageUris[0].mountPath: Invalid value: "models/a" is not an absolute path`},
-		{"storageUris that overlap", isvcYAML("uris-overlap", "", "    model: {modelFormat: {name: sklearn}}\n    storageUris: [{uri: gs://b/a, mountPath: /mnt/m}, {uri: gs://b/b, mountPath: /mnt/m/b}]\n"),
-			`spec.predictor.storageUris[1].mountPath: Invalid value: "/mnt/m/b" overlaps [0].mountPath "/mnt/m"; each model needs a directory of its own`},
+		{"two claims at one path", isvcYAML("uris-claims", "", "    model: {modelFormat: {name: sklearn}}\n    storageUris: [{uri: pvc://a/m, mountPath: /mnt/m}, {uri: pvc://b/m, mountPath: /mnt/m}]\n"),
+			`spec.predictor.storageUris[1].mountPath: Invalid value: "/mnt/m" is where the claim of [0] is mounted too; each claim needs a path of its own`},
 		{"storageUris with an OCI image", isvcYAML("uris-oci", "", "    model: {modelFormat: {name: sklearn}}\n    storageUris: [{uri: 'oci://r/m:1', mountPath: /mnt/m}]\n"),
 			`spec.predictor.storageUris: Invalid value: storageUris[0]: oci://r/m:1 is an OCI image; storageUris takes gs://, s3://, http(s)://, hf:// and pvc:// URIs (an OCI model goes in storageUri)`},
 		{"storageUris and storageUri", isvcYAML("uris-both", "", sklearnModel+"    storageUris: [{uri: gs://b/a, mountPath: /mnt/m}]\n"),
@@ -188,4 +188,16 @@ func TestStorageURIsWhereKServeHasThem(t *testing.T) {
 func TestKEDAIsAdmitted(t *testing.T) {
 	require.NoError(t, create(isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel+
 		"    minReplicas: 0\n    autoScaling: {metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n")))
+}
+
+// TestStorageURIsAsKServeTakesThem: an entry without a mountPath is at
+// /mnt/models (the CRD's default), and downloads may share a path or nest.
+func TestStorageURIsAsKServeTakesThem(t *testing.T) {
+	require.NoError(t, create(isvcYAML("uris-default", "", "    model: {modelFormat: {name: sklearn}}\n"+
+		"    storageUris: [{uri: gs://b/model}, {uri: hf://org/tokenizer, mountPath: /mnt/models/tokenizer}, {uri: gs://b/extra}]\n")))
+	got := &v1beta1.InferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "uris-default"}, got))
+	assert.Equal(t, "/mnt/models", got.Spec.Predictor.StorageURIs[0].MountPath)
+	assert.Equal(t, "/mnt/models/tokenizer", got.Spec.Predictor.StorageURIs[1].MountPath)
+	assert.Equal(t, "/mnt/models", got.Spec.Predictor.StorageURIs[2].MountPath)
 }

@@ -21,6 +21,12 @@ func Default(isvc *InferenceService) {
 			m.ProtocolVersion = &p
 		}
 	}
+	for i := range isvc.Spec.Predictor.StorageURIs {
+		if isvc.Spec.Predictor.StorageURIs[i].MountPath == "" {
+			// The CRD's default, for an object read before it applied.
+			isvc.Spec.Predictor.StorageURIs[i].MountPath = "/mnt/models"
+		}
+	}
 	if value, ok := isvc.Annotations[DeploymentModeAnnotation]; ok {
 		if mode, known := NormalizeDeploymentMode(value); known && string(mode) != value {
 			isvc.Annotations[DeploymentModeAnnotation] = string(mode)

@@ -88,7 +88,8 @@ type PredictorSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	WorkerSpec *apiextensionsv1.JSON `json:"workerSpec,omitempty"`
 
-	// StorageURIs are several models to download, each to its own path.
+	// StorageURIs are several models to download or mount, each at its path
+	// (downloads may share one or nest, as in KServe).
 	// +optional
 	StorageURIs []StorageURISpec `json:"storageUris,omitempty"`
 
@@ -142,7 +143,12 @@ type StorageURISpec struct {
 	// URI is where the model is, as in storageUri.
 	URI string `json:"uri"`
 	// MountPath is the absolute path where the model appears in the model
-	// server's container.
+	// server's container; /mnt/models when unset, as in KServe. That it is
+	// absolute is checked by the webhook, which says so in words (KServe's
+	// CRD has a pattern for it).
+	// +optional
+	// +kubebuilder:default="/mnt/models"
+	// +kubebuilder:validation:MaxLength=255
 	MountPath string `json:"mountPath"`
 }
 

@@ -65,15 +65,33 @@ const (
 	IstioOff IstioMode = "off"
 )
 
-// hostData is what the domain and path templates may use: {{ .Name }},
-// {{ .Namespace }} and {{ .IngressDomain }}.
-func (i *Ingress) hostData(name, namespace string) strtemplate.Data {
-	return strtemplate.Data{"Name": name, "Namespace": namespace, "IngressDomain": i.IngressDomain}
+// Meta is what the domain and path templates read of the object a host is
+// for besides the name: its labels and annotations (KServe's .Labels and
+// .Annotations).
+type Meta struct {
+	Labels, Annotations map[string]string
 }
 
-// Host renders the domain template for name in namespace.
-func (i *Ingress) Host(name, namespace string) (string, error) {
-	return i.DomainTemplate.Execute(i.hostData(name, namespace))
+// hostData is what the domain and path templates may use: {{ .Name }},
+// {{ .Namespace }}, {{ .IngressDomain }}, {{ .Labels.key }} and
+// {{ .Annotations.key }}.
+func (i *Ingress) hostData(name, namespace string, m Meta) strtemplate.Data {
+	return strtemplate.Data{"Name": name, "Namespace": namespace, "IngressDomain": i.IngressDomain,
+		"Labels": orEmpty(m.Labels), "Annotations": orEmpty(m.Annotations)}
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// Host renders the domain template for name in namespace, as KServe does: a
+// label or annotation the object lacks renders "<no value>", which
+// HostProblems then refuses.
+func (i *Ingress) Host(name, namespace string, m Meta) (string, error) {
+	return i.DomainTemplate.ExecuteNoValue(i.hostData(name, namespace, m))
 }
 
 // HostProblems says why host is not a valid host name: a DNS-1123 subdomain
@@ -115,12 +133,13 @@ func PathProblems(path string) []string {
 	return problems
 }
 
-// Path renders the path template; "" when none is configured.
-func (i *Ingress) Path(name, namespace string) (string, error) {
+// Path renders the path template, as Host does; "" when none is
+// configured.
+func (i *Ingress) Path(name, namespace string, m Meta) (string, error) {
 	if i.PathTemplate == nil {
 		return "", nil
 	}
-	return i.PathTemplate.Execute(i.hostData(name, namespace))
+	return i.PathTemplate.ExecuteNoValue(i.hostData(name, namespace, m))
 }
 
 func (p *parser) ingress() Ingress {
@@ -196,10 +215,20 @@ func (p *parser) template(key string, check func(string) string) *strtemplate.Te
 		p.fail(key, v, "does not parse: "+err.Error())
 		return nil
 	}
+	// The sample has every label and annotation the template reads (as
+	// "x"), so that a typo in any other key is still refused here.
 	sample := Ingress{IngressDomain: p.value("ingress.ingressDomain")}
-	out, err := t.Execute(sample.hostData("model-predictor", "default"))
+	meta := Meta{Labels: map[string]string{}, Annotations: map[string]string{}}
+	for _, f := range t.Fields() {
+		if len(f) == 2 && f[0] == "Labels" {
+			meta.Labels[f[1]] = "x"
+		} else if len(f) == 2 && f[0] == "Annotations" {
+			meta.Annotations[f[1]] = "x"
+		}
+	}
+	out, err := t.Execute(sample.hostData("model-predictor", "default", meta))
 	if err != nil {
-		p.fail(key, v, "does not render: use {{ .Name }}, {{ .Namespace }} and {{ .IngressDomain }}")
+		p.fail(key, v, "does not render: use {{ .Name }}, {{ .Namespace }}, {{ .IngressDomain }}, {{ .Labels.key }} and {{ .Annotations.key }}")
 		return nil
 	}
 	if problem := check(out); problem != "" {

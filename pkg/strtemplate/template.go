@@ -151,3 +151,56 @@ var (
 	errBreak    = errors.New("break")
 	errContinue = errors.New("continue")
 )
+
+// Fields lists the field chains the template reads from its data, such as
+// ["Labels", "team"] for {{ .Labels.team }} or {{ index .Labels "team" }},
+// each once, in the order they appear: a caller can make sample data with
+// those keys.
+func (t *Template) Fields() [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	var visit func(parse.Node)
+	visit = func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.FieldNode:
+			if key := fmt.Sprint(n.Ident); !seen[key] {
+				seen[key] = true
+				out = append(out, n.Ident)
+			}
+		case *parse.ActionNode:
+			visit(n.Pipe)
+		case *parse.PipeNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Cmds {
+				visit(c)
+			}
+		case *parse.CommandNode:
+			for _, a := range n.Args {
+				visit(a)
+			}
+			// index .Labels "key" reads the key as .Labels.key does.
+			if len(n.Args) == 3 {
+				fn, isIdent := n.Args[0].(*parse.IdentifierNode)
+				field, isField := n.Args[1].(*parse.FieldNode)
+				key, isString := n.Args[2].(*parse.StringNode)
+				if isIdent && fn.Ident == "index" && isField && isString {
+					path := append(append([]string{}, field.Ident...), key.Text)
+					if k := fmt.Sprint(path); !seen[k] {
+						seen[k] = true
+						out = append(out, path)
+					}
+				}
+			}
+		case *parse.IfNode:
+			visit(n.Pipe)
+		case *parse.WithNode:
+			visit(n.Pipe)
+		case *parse.RangeNode:
+			visit(n.Pipe)
+		}
+	}
+	inspect(t.tree.Root, visit)
+	return out
+}

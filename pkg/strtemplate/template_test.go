@@ -288,3 +288,8 @@ func mustParse(t *testing.T, text string) *Template {
 	require.NoError(t, err)
 	return tmpl
 }
+
+func TestFields(t *testing.T) {
+	tmpl := mustParse(t, `{{ .Name }}-{{ .Labels.team }}.{{ if .Annotations.zone }}{{ .Annotations.zone }}{{ end }}{{ index .Labels "x" }}{{ .Name | printf "%s" }}`)
+	assert.Equal(t, [][]string{{"Name"}, {"Labels", "team"}, {"Annotations", "zone"}, {"Labels"}, {"Labels", "x"}}, tmpl.Fields())
+}

@@ -115,7 +115,7 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 		names = append(names, v1beta1.ChildName(isvc.Name, c))
 	}
 	for _, n := range names {
-		host, err := cfg.Ingress.Host(n, isvc.Namespace)
+		host, err := cfg.Ingress.Host(n, isvc.Namespace, config.Meta{Labels: isvc.Labels, Annotations: isvc.Annotations})
 		if err != nil {
 			continue
 		}

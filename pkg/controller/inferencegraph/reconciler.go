@@ -121,7 +121,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 	if req.Cluster, err = r.KnativeFeatures.Cluster(ctx); err != nil {
 		return err
 	}
-	plan, err := ingress.MakeSinglePlan(OwnerOf(s.ig), RouterComponent, s.comp.ClusterLocal, s.ig.Spec.TimeoutSeconds,
+	plan, err := ingress.MakeSinglePlan(OwnerOf(s.ig), config.Meta{Labels: s.ig.Labels, Annotations: s.ig.Annotations}, RouterComponent, s.comp.ClusterLocal, s.ig.Spec.TimeoutSeconds,
 		map[string]string{v1alpha1.InferenceGraphLabel: s.ig.Name}, &cfg.Ingress)
 	var hostErr *ingress.HostError
 	if errors.As(err, &hostErr) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/owner"
@@ -21,7 +22,7 @@ import (
 // reconcile, reported on IngressReady and ConfigValid.
 func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	clusterLocal := v1beta1.IsClusterLocal(s.isvc)
-	plan, err := ingress.MakePlan(owner.Of(s.isvc), clusterLocal, s.comps, &s.cfg.Ingress)
+	plan, err := ingress.MakePlan(owner.Of(s.isvc), config.Meta{Labels: s.isvc.Labels, Annotations: s.isvc.Annotations}, clusterLocal, s.comps, &s.cfg.Ingress)
 	var hostErr *ingress.HostError
 	key := types.NamespacedName{Namespace: s.isvc.Namespace, Name: s.isvc.Name}
 	if errors.As(err, &hostErr) {

@@ -48,7 +48,7 @@ func plan(t *testing.T, i *v1beta1.InferenceService, cfg *config.Config) *ingres
 	t.Helper()
 	comps, err := components.Build(components.Inputs{ISVC: i, Config: cfg})
 	require.NoError(t, err)
-	p, err := ingress.MakePlan(owner.Of(i), v1beta1.IsClusterLocal(i), comps, &cfg.Ingress)
+	p, err := ingress.MakePlan(owner.Of(i), config.Meta{Labels: i.Labels, Annotations: i.Annotations}, v1beta1.IsClusterLocal(i), comps, &cfg.Ingress)
 	require.NoError(t, err)
 	return p
 }
@@ -146,4 +146,26 @@ func TestClusterLocalPlan(t *testing.T) {
 	}
 	disabled := cfgWith(t, map[string]string{"ingress.disableIngressCreation": "true"})
 	assert.False(t, plan(t, isvc("iris", false, nil), disabled).External)
+}
+
+// TestTemplatesReadLabelsAndAnnotations: the domain and path templates read
+// the InferenceService's labels and annotations, as KServe's do; one it
+// lacks renders "<no value>", an invalid host named in the error.
+func TestTemplatesReadLabelsAndAnnotations(t *testing.T) {
+	cfg := cfgWith(t, map[string]string{"ingress.domainTemplate": "{{ .Name }}.{{ .Labels.team }}.{{ .IngressDomain }}",
+		"ingress.pathTemplate": "/{{ .Annotations.tenant }}/{{ .Name }}"})
+	i := isvc("iris", false, map[string]string{"team": "fraud"})
+	i.Annotations = map[string]string{"tenant": "acme"}
+	p := plan(t, i, cfg)
+	assert.Equal(t, "example.com", p.Top.Host, "with a path template, the top route is on the domain")
+	assert.Equal(t, "/acme/iris", p.Top.PathPrefix)
+	assert.Equal(t, "iris-predictor.fraud.example.com", p.Components[0].Host)
+
+	bare := isvc("iris", false, nil)
+	comps, err := components.Build(components.Inputs{ISVC: bare, Config: cfg})
+	require.NoError(t, err)
+	_, err = ingress.MakePlan(owner.Of(bare), config.Meta{}, false, comps, &cfg.Ingress)
+	var hostErr *ingress.HostError
+	require.ErrorAs(t, err, &hostErr)
+	assert.Contains(t, err.Error(), `renders the host "iris-predictor.<no value>.example.com"`)
 }

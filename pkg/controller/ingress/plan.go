@@ -52,8 +52,10 @@ type Route struct {
 	ClusterHost, ClusterURL string
 }
 
-// MakePlan computes the routes of an InferenceService's components.
-func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg *config.Ingress) (*Plan, error) {
+// MakePlan computes the routes of an InferenceService's components; meta
+// is its labels and annotations, which the domain and path templates may
+// read.
+func MakePlan(o owner.Ref, meta config.Meta, clusterLocal bool, comps []*components.Component, cfg *config.Ingress) (*Plan, error) {
 	p := &Plan{
 		Owner:    o,
 		External: !clusterLocal && !cfg.DisableIngressCreation,
@@ -62,7 +64,7 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 	}
 	var top *components.Component
 	for _, c := range comps {
-		r, err := componentRoute(c, p.External, cfg)
+		r, err := componentRoute(c, meta, p.External, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +86,7 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 			p.Explainer = &p.Components[i]
 		}
 	}
-	route, err := topRoute(o, top.Type, top.Name, top.Extension.TimeoutSeconds, p.External, cfg)
+	route, err := topRoute(o, meta, top.Type, top.Name, top.Extension.TimeoutSeconds, p.External, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +94,8 @@ func MakePlan(o owner.Ref, clusterLocal bool, comps []*components.Component, cfg
 	return p, nil
 }
 
-func componentRoute(c *components.Component, external bool, cfg *config.Ingress) (Route, error) {
-	host, err := renderHost(cfg, c.Name, c.Namespace())
+func componentRoute(c *components.Component, meta config.Meta, external bool, cfg *config.Ingress) (Route, error) {
+	host, err := renderHost(cfg, c.Name, c.Namespace(), meta)
 	if err != nil {
 		return Route{}, err
 	}
@@ -135,8 +137,8 @@ func (e *HostError) Error() string {
 }
 
 // renderHost renders the domain template for name and checks the host.
-func renderHost(cfg *config.Ingress, name, namespace string) (string, error) {
-	host, err := cfg.Host(name, namespace)
+func renderHost(cfg *config.Ingress, name, namespace string, meta config.Meta) (string, error) {
+	host, err := cfg.Host(name, namespace, meta)
 	if err != nil {
 		return "", fmt.Errorf("render ingress.domainTemplate for %s: %w", name, err)
 	}
@@ -165,9 +167,9 @@ func (p *Plan) ObjectLabels(component v1beta1.ComponentType) map[string]string {
 // MakeSinglePlan computes the plan of an owner with a single workload, its
 // Service named as the owner (an InferenceGraph's router): a top-level
 // route only.
-func MakeSinglePlan(o owner.Ref, component v1beta1.ComponentType, clusterLocal bool, timeoutSeconds *int64, labels map[string]string, cfg *config.Ingress) (*Plan, error) {
+func MakeSinglePlan(o owner.Ref, meta config.Meta, component v1beta1.ComponentType, clusterLocal bool, timeoutSeconds *int64, labels map[string]string, cfg *config.Ingress) (*Plan, error) {
 	p := &Plan{Owner: o, External: !clusterLocal && !cfg.DisableIngressCreation, Labels: labels, Config: cfg}
-	top, err := topRoute(o, component, o.Name, timeoutSeconds, p.External, cfg)
+	top, err := topRoute(o, meta, component, o.Name, timeoutSeconds, p.External, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +179,12 @@ func MakeSinglePlan(o owner.Ref, component v1beta1.ComponentType, clusterLocal b
 
 // topRoute is the owner's top-level route, at the owner's host (or the
 // shared domain and the owner's path), to the Service service.
-func topRoute(o owner.Ref, component v1beta1.ComponentType, service string, timeoutSeconds *int64, external bool, cfg *config.Ingress) (Route, error) {
-	host, err := renderHost(cfg, o.Name, o.Namespace)
+func topRoute(o owner.Ref, meta config.Meta, component v1beta1.ComponentType, service string, timeoutSeconds *int64, external bool, cfg *config.Ingress) (Route, error) {
+	host, err := renderHost(cfg, o.Name, o.Namespace, meta)
 	if err != nil {
 		return Route{}, err
 	}
-	path, err := cfg.Path(o.Name, o.Namespace)
+	path, err := cfg.Path(o.Name, o.Namespace, meta)
 	if err != nil {
 		return Route{}, fmt.Errorf("render ingress.pathTemplate: %w", err)
 	}

@@ -65,6 +65,10 @@ const (
 	IstioOff IstioMode = "off"
 )
 
+// NoValue is what a template renders for a label or annotation the object
+// lacks, as text/template renders a missing key.
+const NoValue = "<no value>"
+
 // Meta is what the domain and path templates read of the object a host is
 // for besides the name: its labels and annotations (KServe's .Labels and
 // .Annotations).

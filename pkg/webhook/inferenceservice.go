@@ -119,6 +119,11 @@ func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.Error
 		if err != nil {
 			continue
 		}
+		if strings.Contains(host, config.NoValue) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels"), isvc.Labels,
+				fmt.Sprintf("ingress.domainTemplate reads a label or annotation this InferenceService does not have (the host renders as %q): add it", host)))
+			break
+		}
 		for _, msg := range config.HostProblems(host) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), isvc.Name,
 				fmt.Sprintf("the host %q (ingress.domainTemplate) is not valid: %s; shorten the name or the namespace", host, msg)))

@@ -167,5 +167,5 @@ func TestTemplatesReadLabelsAndAnnotations(t *testing.T) {
 	_, err = ingress.MakePlan(owner.Of(bare), config.Meta{}, false, comps, &cfg.Ingress)
 	var hostErr *ingress.HostError
 	require.ErrorAs(t, err, &hostErr)
-	assert.Contains(t, err.Error(), `renders the host "iris-predictor.<no value>.example.com"`)
+	assert.Equal(t, `ingress.domainTemplate reads a label or annotation the object does not have (the host renders as "iris-predictor.<no value>.example.com"): add it, or change the template`, err.Error())
 }

@@ -132,6 +132,10 @@ func (e *HostError) What() string {
 // limit) and how to fix it.
 func (e *HostError) Error() string {
 	what := e.What()
+	if strings.Contains(e.Host, config.NoValue) {
+		return fmt.Sprintf("%s reads a label or annotation the object does not have (the %s renders as %q): add it, or change the template",
+			e.Template, what, e.Host)
+	}
 	return fmt.Sprintf("%s renders the %s %q, which is not a valid %s: %s; shorten the name or the namespace, or change the template",
 		e.Template, what, e.Host, what, strings.Join(e.Problems, "; "))
 }

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,6 +69,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	s := newScope(svc)
 	err := r.reconcileChildren(ctx, s)
+	if err != nil && !s.reportable() {
+		// A transient error (the API server could not be read) before
+		// anything was rendered: nothing new to report, and the status
+		// keeps its last values; retried with backoff.
+		return ctrl.Result{}, err
+	}
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
@@ -86,15 +89,8 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, s *scope) (ctrl.Resu
 	if err != nil || !waiting {
 		return ctrl.Result{}, err
 	}
-	st := s.svc.Status.DeepCopy()
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha2.ConditionGroupReady, Status: metav1.ConditionFalse,
-		Reason: "FinalizationPending", ObservedGeneration: s.svc.Generation,
-		Message: fmt.Sprintf("waiting for the route of %s to stop sending traffic here before deletion", s.groupWait)})
-	if !equality.Semantic.DeepEqual(*st, s.orig.Status) {
-		s.svc.Status = *st
-		if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
+	if err := r.writeStatus(ctx, s); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{RequeueAfter: groupDeletionPoll}, nil
 }
@@ -126,21 +122,17 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if err := r.combine(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
-	if v1alpha2.IsStopped(s.svc) {
+	if s.stopped {
 		// Nothing is rendered, so the pipeline prunes every child; the
 		// routing group still lists the service, as stopped.
-		s.stopped = true
 		if err := r.resolveGroup(ctx, s); err != nil {
 			return err
 		}
-		_, err := r.pipeline.Apply(ctx, s.owner(), &s.out)
-		return err
-	}
-	if err := r.render(ctx, s, cfg); err != nil || s.failed() {
+	} else if err := r.render(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
 	reader, err := r.pipeline.Apply(ctx, s.owner(), &s.out)
-	if err != nil || s.out.Failure != nil {
+	if err != nil || s.out.Failure != nil || s.stopped {
 		return err
 	}
 	return r.observe(ctx, reader, s)

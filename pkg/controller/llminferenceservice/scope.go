@@ -49,7 +49,7 @@ func newScope(svc *v1alpha2.LLMInferenceService) *scope {
 	if d.DecodeError == "" {
 		v1alpha2.Default(d)
 	}
-	return &scope{svc: svc, orig: svc.DeepCopy(), defaulted: d, missing: map[string]string{}}
+	return &scope{svc: svc, orig: svc.DeepCopy(), defaulted: d, missing: map[string]string{}, stopped: v1alpha2.IsStopped(svc)}
 }
 
 func (s *scope) fail(condition, reason, message string) {
@@ -57,6 +57,13 @@ func (s *scope) fail(condition, reason, message string) {
 }
 
 func (s *scope) failed() bool { return s.failure != nil }
+
+// reportable reports whether the reconcile got far enough for a status:
+// a failure to report, or a combined spec with its workload rendered (or
+// nothing to render, stopped).
+func (s *scope) reportable() bool {
+	return s.failure != nil || (s.spec != nil && (s.workload != nil || s.stopped))
+}
 
 func (s *scope) owner() pipeline.Owner {
 	return pipeline.Owner{Object: s.svc, Ref: owner.OfLLM(s.svc)}

@@ -41,6 +41,12 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 			meta.RemoveStatusCondition(&st.Conditions, t)
 		}
 	}
+	if s.groupWait != "" {
+		// A deleted member of a routing group: only whom it waits for.
+		set(v1alpha2.ConditionGroupReady, cond{reason: "FinalizationPending",
+			message: fmt.Sprintf("waiting for the route of %s to stop sending traffic here before deletion", s.groupWait)})
+		return st
+	}
 	if f := s.failure; f != nil {
 		if f.condition != v1alpha2.ConditionReady {
 			set(f.condition, cond{reason: f.reason, message: f.message})

@@ -28,3 +28,19 @@ func TestClusterLocalURLFollowsTLS(t *testing.T) {
 		assert.Equal(t, "cluster-local", st.Addresses[0].Name)
 	}
 }
+
+// TestReportable: a reconcile cut short by a transient error before the
+// workload was rendered leaves the status as it was (computing one would
+// read what was never rendered).
+func TestReportable(t *testing.T) {
+	svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team"}}
+	s := newScope(svc)
+	assert.False(t, s.reportable(), "nothing combined yet")
+	s.spec = &v1alpha2.LLMInferenceServiceSpec{}
+	assert.False(t, s.reportable(), "combined, not rendered (a Secret that could not be read)")
+	s.stopped = true
+	assert.True(t, s.reportable(), "stopped: nothing to render")
+	s.stopped = false
+	s.fail(v1alpha2.ConditionPresetsCombined, "ConfigNotFound", "x")
+	assert.True(t, s.reportable(), "a failure to report")
+}

@@ -2,7 +2,6 @@ package children
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"sort"
 
@@ -12,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
-	"k8s.io/utils/ptr"
 	igwac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
@@ -66,15 +63,7 @@ func SchedulerComponent(in Inputs) (*components.Component, error) {
 		}
 		addSchedulerTracing(in.Spec.Tracing, svc, main)
 	}
-	labels := commonLabels(svc, Scheduler)
-	c := &components.Component{
-		Type: Scheduler, Name: SchedulerName(svc.Name), Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
-		Pod: pod, Selector: maps.Clone(labels), OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
-		AutoscalerClass: v1beta1.AutoscalerNone, Labels: labels, Annotations: maps.Clone(s.Annotations),
-	}
-	maps.Copy(c.Labels, s.Labels)
-	c.Extension.MinReplicas = ptr.To(ptr.Deref(s.Replicas, 1))
-	return c, nil
+	return newComponent(svc, Scheduler, SchedulerName(svc.Name), pod, commonLabels(svc, Scheduler), s.Labels, s.Annotations, s.Replicas), nil
 }
 
 // schedulerConfig is the picker's EndpointPickerConfig: the inline one, else

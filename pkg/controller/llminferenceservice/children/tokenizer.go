@@ -2,13 +2,11 @@ package children
 
 import (
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/utils/ptr"
 	"knative.dev/pkg/kmeta"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -61,13 +59,7 @@ func TokenizerComponent(in Inputs) (*components.Component, error) {
 		return nil, fmt.Errorf("the combined spec has no tokenizer template with a container: is the preset %s installed?", presets.Tokenizer)
 	}
 	mainFirst(&pod)
-	labels := commonLabels(svc, Tokenizer)
-	c := &components.Component{
-		Type: Tokenizer, Name: TokenizerName(svc.Name), Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
-		Pod: pod, Selector: maps.Clone(labels), OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
-		AutoscalerClass: v1beta1.AutoscalerNone, Labels: labels,
-	}
-	c.Extension.MinReplicas = ptr.To[int32](1)
+	c := newComponent(svc, Tokenizer, TokenizerName(svc.Name), pod, commonLabels(svc, Tokenizer), nil, nil, nil)
 	if si := in.Spec.StorageInitializer; si != nil && si.Enabled != nil && !*si.Enabled {
 		return c, nil
 	}

@@ -59,16 +59,7 @@ func WorkloadComponent(in Inputs) (*components.Component, error) {
 	}
 	pod := in.Spec.Template.DeepCopy()
 	mainFirst(pod)
-	c := &components.Component{
-		Type: Workload, Name: WorkloadName(svc.Name), Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
-		Pod: *pod, Selector: workloadSelector(svc), OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
-		AutoscalerClass: v1beta1.AutoscalerNone,
-		Labels:          commonLabels(svc, Workload),
-		Annotations:     maps.Clone(in.Spec.Annotations),
-	}
-	maps.Copy(c.Labels, presets.WorkloadSelector(svc.Name))
-	maps.Copy(c.Labels, in.Spec.Labels)
-	c.Extension.MinReplicas = ptr.To(ptr.Deref(in.Spec.Replicas, 1))
+	c := newComponent(svc, Workload, WorkloadName(svc.Name), *pod, workloadSelector(svc), in.Spec.Labels, in.Spec.Annotations, in.Spec.Replicas)
 	addParallelism(&c.Pod.Containers[0], in.Spec.Parallelism)
 	addServerTracing(in.Spec.Tracing, svc, &c.Pod.Containers[0])
 	if err := addLoRAArgs(&c.Pod.Containers[0], in.Spec, svc.Namespace); err != nil {
@@ -120,6 +111,23 @@ func DownloadServiceAccount(in Inputs) (string, bool) {
 		return in.Spec.Template.ServiceAccountName, true
 	}
 	return "default", true
+}
+
+// newComponent is one of the service's Deployments as a Component, in
+// Standard mode with no autoscaler: its pods carry the common labels, the
+// selector's and the user's labels (which win), and the user's
+// annotations; replicas default to 1.
+func newComponent(svc *v1alpha2.LLMInferenceService, t v1beta1.ComponentType, name string, pod corev1.PodSpec,
+	selector, labels, annotations map[string]string, replicas *int32) *components.Component {
+	c := &components.Component{
+		Type: t, Name: name, Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
+		Pod: pod, Selector: selector, OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
+		AutoscalerClass: v1beta1.AutoscalerNone, Labels: commonLabels(svc, t), Annotations: maps.Clone(annotations),
+	}
+	maps.Copy(c.Labels, selector)
+	maps.Copy(c.Labels, labels)
+	c.Extension.MinReplicas = ptr.To(ptr.Deref(replicas, 1))
+	return c
 }
 
 // mainFirst moves the container named main first: the model is mounted

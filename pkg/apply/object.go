@@ -43,6 +43,14 @@ func (o Object) hash() (string, owned, error) {
 	return hex.EncodeToString(sum[:16]), ownedOf(data), nil
 }
 
+// Hash is the digest of the desired state that the apply step writes in
+// HashAnnotation: a live object carrying it is up to date. Take it before
+// the object is applied (applying adds the annotation to Spec).
+func (o Object) Hash() (string, error) {
+	h, _, err := o.hash()
+	return h, err
+}
+
 // newLive returns an empty object of the kind, to read the live object into:
 // typed when the scheme knows the kind, else Unstructured (Knative Services).
 func newLive(scheme *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, error) {

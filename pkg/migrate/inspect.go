@@ -57,6 +57,7 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	var out []finding
 	out = append(out, annotationFindings(lookup(metadata, "annotations"))...)
 	out = append(out, modeFindings(metadata, spec, opts)...)
+	out = append(out, canaryFindings(metadata, spec)...)
 	for _, component := range []string{"predictor", "transformer", "explainer"} {
 		c := lookup(spec, component)
 		if c == nil {

@@ -57,7 +57,12 @@ func knativeOnlySettings(spec *yaml.Node) []string {
 		if v := lookup(c, "scaleMetric"); v != nil && (v.Value == "concurrency" || v.Value == "rps") {
 			found = append(found, path+"scaleMetric: "+v.Value)
 		}
-		for _, key := range []string{"containerConcurrency", "canaryTrafficPercent"} {
+		keys := []string{"containerConcurrency"}
+		if component != "predictor" {
+			// The predictor's splits traffic in Standard mode too.
+			keys = append(keys, "canaryTrafficPercent")
+		}
+		for _, key := range keys {
 			if lookup(c, key) != nil {
 				found = append(found, path+key)
 			}
@@ -74,4 +79,22 @@ func ensureMapping(m *yaml.Node, key string) *yaml.Node {
 	v := &yaml.Node{Kind: yaml.MappingNode}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
 	return v
+}
+
+// canaryFindings notes a predictor's canaryTrafficPercent that will run in
+// Standard mode: KServe ignores it in RawDeployment mode, Serval splits
+// the traffic with it.
+func canaryFindings(metadata, spec *yaml.Node) []finding {
+	predictor := lookup(spec, "predictor")
+	if lookup(predictor, "canaryTrafficPercent") == nil {
+		return nil
+	}
+	if v := lookup(lookup(metadata, "annotations"), v1beta1.DeploymentModeAnnotation); v != nil {
+		if mode, _ := v1beta1.NormalizeDeploymentMode(v.Value); mode == v1beta1.Knative {
+			return nil
+		}
+	}
+	return []finding{{path: "spec.predictor.canaryTrafficPercent", msg: "in Standard mode Serval splits the predictor's traffic with it " +
+		"(KServe's RawDeployment mode ignores it): a change runs as {name}-predictor-canary beside the revision last rolled out, " +
+		"routed by Gateway API or Istio (the Kubernetes Ingress cannot split and is refused); remove it to roll changes out at once"}}
 }

@@ -100,13 +100,10 @@ func validate(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorLis
 // configRules are the rules that need the object and the config: the storage
 // URI and the hosts the domain template renders.
 func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorList {
-	var errs field.ErrorList
-	if m := isvc.Spec.Predictor.Model; m != nil && m.StorageURI != nil && *m.StorageURI != "" {
-		if _, err := storage.Parse(*m.StorageURI); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "predictor", "model", "storageUri"), *m.StorageURI, err.Error()))
-		}
+	errs := storageRules(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"))
+	for i := range isvc.Spec.Canary {
+		errs = append(errs, storageRules(&isvc.Spec.Canary[i].Predictor, field.NewPath("spec", "canary").Index(i).Child("predictor"))...)
 	}
-	errs = append(errs, storageURIsRules(isvc.Spec.Predictor.StorageURIs)...)
 	if v1beta1.IsClusterLocal(isvc) || cfg.Ingress.DisableIngressCreation || isvc.Namespace == "" {
 		return errs
 	}
@@ -141,14 +138,24 @@ func invalid(isvc *v1beta1.InferenceService, errs field.ErrorList) error {
 	return apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("InferenceService").GroupKind(), isvc.Name, errs)
 }
 
+// storageRules checks a predictor's model URI and storageUris.
+func storageRules(p *v1beta1.PredictorSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if m := p.Model; m != nil && m.StorageURI != nil && *m.StorageURI != "" {
+		if _, err := storage.Parse(*m.StorageURI); err != nil {
+			errs = append(errs, field.Invalid(path.Child("model", "storageUri"), *m.StorageURI, err.Error()))
+		}
+	}
+	return append(errs, storageURIsRules(p.StorageURIs, path.Child("storageUris"))...)
+}
+
 // storageUrisRules checks storageUris: each URI, the mount paths (absolute,
 // not /, not overlapping), and the plan they make (no OCI image, a common
 // parent directory for the downloaded ones).
-func storageURIsRules(uris []v1beta1.StorageURISpec) field.ErrorList {
+func storageURIsRules(uris []v1beta1.StorageURISpec, path *field.Path) field.ErrorList {
 	if len(uris) == 0 {
 		return nil
 	}
-	path := field.NewPath("spec", "predictor", "storageUris")
 	var errs field.ErrorList
 	entries := make([]storage.Entry, len(uris))
 	for i, u := range uris {

@@ -1,6 +1,8 @@
 package components
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +35,13 @@ type Inputs struct {
 	// PreviousRolledOutRevisions are the components' last rolled-out
 	// revisions, as the owner's status remembers them (Knative mode).
 	PreviousRolledOutRevisions map[v1beta1.ComponentType]string
+	// CanaryRuntimes are the runtimes chosen for the canaries whose model
+	// asks for another runtime than the stable predictor's, by canary name;
+	// the others share Runtime.
+	CanaryRuntimes map[string]*runtime.Selection
+	// ReadyCanaries are the canary Deployments that had an available
+	// replica when the reconcile began, by name.
+	ReadyCanaries map[string]bool
 }
 
 // ImageVolumes is whether the cluster supports image volumes, and if not,
@@ -64,47 +73,125 @@ func RuntimeRequest(isvc *v1beta1.InferenceService) *runtime.Request {
 	return req
 }
 
-// Build resolves every component of the InferenceService, predictor first.
+// Build resolves every component of the InferenceService, predictor first,
+// then the canaries of spec.canary (Standard mode), in their order.
 func Build(in Inputs) ([]*Component, error) {
 	isvc := in.ISVC.DeepCopy()
 	// The same defaulting as the webhook, in memory only: the reconciler never
 	// writes the InferenceService's spec.
 	v1beta1.Default(isvc)
-	applyServerDefaults(isvc, in.Runtime)
 	mode := in.Mode
 	if mode == "" {
 		mode = v1beta1.DeploymentModeOf(isvc, in.Config.DefaultDeploymentMode)
 	}
+	canaries, err := canaryServices(isvc, mode)
+	if err != nil {
+		return nil, err
+	}
+	if len(canaries) > 0 {
+		// Ready canaries serve their share: the stable predictor needs fewer
+		// replicas, as KServe lowers them.
+		isvc.Spec.Predictor.MinReplicas = isvc.Spec.StableMinReplicas(func(i int) bool {
+			return in.ReadyCanaries[v1beta1.PredictorChildName(isvc.Name, isvc.Spec.Canary[i].Predictor.Name)]
+		})
+	}
+	applyServerDefaults(isvc, in.Runtime)
 	var out []*Component
 	for _, t := range isvc.Spec.Components() {
-		c := &Component{
-			Type:                      t,
-			Name:                      v1beta1.ChildName(isvc.Name, t),
-			Owner:                     owner.Of(in.ISVC),
-			ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
-			PreviousRolledOutRevision: in.PreviousRolledOutRevisions[t],
-			Selector:                  map[string]string{v1beta1.InferenceServiceLabel: isvc.Name, v1beta1.ComponentLabel: string(t)},
-			Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
-			Mode:                      mode,
-			AutoscalerClass:           v1beta1.AutoscalerClassOf(isvc, mode),
+		c, err := buildComponent(isvc, t, in, mode)
+		if err != nil {
+			return nil, err
 		}
-		var err error
-		if t == v1beta1.PredictorComponent {
-			err = buildPredictor(c, isvc, in)
-		} else {
-			err = buildAuxiliary(c, isvc, in.Config)
+		out = append(out, c)
+	}
+	for i, canary := range canaries {
+		entry := &isvc.Spec.Canary[i]
+		cin := in
+		if sel, ok := in.CanaryRuntimes[entry.Predictor.Name]; ok {
+			cin.Runtime = sel
+		}
+		applyServerDefaults(canary, cin.Runtime)
+		c, err := buildComponent(canary, v1beta1.PredictorComponent, cin, mode)
+		var buildErr *BuildError
+		if errors.As(err, &buildErr) {
+			buildErr.Message = fmt.Sprintf("canary %q: %s", entry.Predictor.Name, buildErr.Message)
+			return nil, buildErr
 		}
 		if err != nil {
 			return nil, err
 		}
-		c.Ports = portsOf(c.Pod.Containers[0])
-		if err := addAgent(c, isvc, in.Config); err != nil {
-			return nil, err
-		}
-		c.Labels, c.Annotations = metadataFor(c, isvc)
+		// A canary runs fixed replicas, as in KServe.
+		c.AutoscalerClass = v1beta1.AutoscalerNone
+		c.Split = &Split{Canary: entry.Predictor.Name, Percent: entry.TrafficPercent, Ready: in.ReadyCanaries[c.Name]}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// canaryServices are the InferenceService as each canary of spec.canary
+// runs it: its predictor the stable one with the entry over it. None in
+// Knative mode, which validation refuses them in.
+func canaryServices(isvc *v1beta1.InferenceService, mode v1beta1.DeploymentMode) ([]*v1beta1.InferenceService, error) {
+	if mode != v1beta1.Standard {
+		return nil, nil
+	}
+	out := make([]*v1beta1.InferenceService, 0, len(isvc.Spec.Canary))
+	for i := range isvc.Spec.Canary {
+		predictor, err := isvc.Spec.CanaryPredictor(i)
+		if err != nil {
+			return nil, &BuildError{v1beta1.PredictorComponent, v1beta1.InvalidPredictorSpec, err.Error()}
+		}
+		canary := isvc.DeepCopy()
+		canary.Spec.Predictor = predictor
+		out = append(out, canary)
+	}
+	return out, nil
+}
+
+// buildComponent resolves one component of isvc.
+func buildComponent(isvc *v1beta1.InferenceService, t v1beta1.ComponentType, in Inputs, mode v1beta1.DeploymentMode) (*Component, error) {
+	name := v1beta1.ChildName(isvc.Name, t)
+	if t == v1beta1.PredictorComponent {
+		name = v1beta1.PredictorChildName(isvc.Name, isvc.Spec.Predictor.Name)
+	}
+	c := &Component{
+		Type:                      t,
+		Name:                      name,
+		Owner:                     owner.Of(in.ISVC),
+		ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
+		PreviousRolledOutRevision: in.PreviousRolledOutRevisions[t],
+		Selector:                  selectorFor(isvc, t),
+		Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
+		Mode:                      mode,
+		AutoscalerClass:           v1beta1.AutoscalerClassOf(isvc, mode),
+	}
+	var err error
+	if t == v1beta1.PredictorComponent {
+		err = buildPredictor(c, isvc, in)
+	} else {
+		err = buildAuxiliary(c, isvc, in.Config)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Ports = portsOf(c.Pod.Containers[0])
+	if err := addAgent(c, isvc, in.Config); err != nil {
+		return nil, err
+	}
+	c.Labels, c.Annotations = metadataFor(c, isvc)
+	return c, nil
+}
+
+// selectorFor is the selector of a component's pods: the InferenceService
+// and the component type, or for a named predictor "{name}-predictor", so
+// that the stable predictor's Service never selects a canary's pods, and a
+// canary promoted by taking its name keeps its Deployment and pods.
+func selectorFor(isvc *v1beta1.InferenceService, t v1beta1.ComponentType) map[string]string {
+	value := string(t)
+	if name := isvc.Spec.Predictor.Name; t == v1beta1.PredictorComponent && name != "" {
+		value = name + "-" + string(t)
+	}
+	return map[string]string{v1beta1.InferenceServiceLabel: isvc.Name, v1beta1.ComponentLabel: value}
 }
 
 // buildAuxiliary resolves a transformer or explainer: its containers, with the
@@ -116,7 +203,7 @@ func buildAuxiliary(c *Component, isvc *v1beta1.InferenceService, cfg *config.Co
 		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, "a " + string(c.Type) + " needs at least one container"}
 	}
 	first := &c.Pod.Containers[0]
-	predictorHost := v1beta1.ChildName(isvc.Name, v1beta1.PredictorComponent) + "." + isvc.Namespace
+	predictorHost := v1beta1.PredictorChildName(isvc.Name, isvc.Spec.Predictor.Name) + "." + isvc.Namespace
 	first.Args = appendArgIfMissing(first.Args, "--model_name", isvc.Name)
 	first.Args = appendArgIfMissing(first.Args, "--predictor_host", predictorHost)
 	first.Args = appendArgIfMissing(first.Args, "--http_port", "8080")

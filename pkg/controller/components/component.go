@@ -49,6 +49,23 @@ type Component struct {
 	// the model server, which then has no readiness probe of its own (the
 	// agent runs it); 0 when there is none.
 	AgentPort int32
+	// Split marks a predictor that takes a share of the predictor's traffic
+	// beside the stable one: a canary of spec.canary, or the latest
+	// revision while canaryTrafficPercent keeps the last one rolled out.
+	// nil for every other component.
+	Split *Split
+}
+
+// Split is a predictor's share of the predictor's traffic.
+type Split struct {
+	// Canary is the canary's name in spec.canary; "" for the latest
+	// revision of canaryTrafficPercent.
+	Canary string
+	// Percent is the share it takes once Ready.
+	Percent int32
+	// Ready: its Deployment had an available replica when the reconcile
+	// began, so the routes send it its share.
+	Ready bool
 }
 
 // TargetPort is where the component's Service sends requests: the agent

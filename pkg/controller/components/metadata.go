@@ -38,7 +38,9 @@ func metadataFor(c *Component, isvc *v1beta1.InferenceService) (labels, annotati
 	maps.Copy(labels, c.Extension.Labels)
 	maps.Copy(annotations, c.Extension.Annotations)
 	labels[v1beta1.InferenceServiceLabel] = isvc.Name
-	labels[v1beta1.ComponentLabel] = string(c.Type)
+	// The selector's value: the type, or for a named predictor its name
+	// with the type (see selectorFor).
+	labels[v1beta1.ComponentLabel] = c.Selector[v1beta1.ComponentLabel]
 	if annotations[v1beta1.PrometheusScrapeAnnotation] == "true" {
 		addPrometheusAnnotations(annotations, c)
 	}

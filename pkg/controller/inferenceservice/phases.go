@@ -74,7 +74,7 @@ func (r *Reconciler) selectRuntime(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.selection = sel
-	return nil
+	return r.selectCanaryRuntimes(runtimes, req, s)
 }
 
 func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
@@ -95,6 +95,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	comps, err := components.Build(components.Inputs{
 		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
 		ImageVolumes: imageVolumes, PreviousRolledOutRevisions: s.history.rolledOutRevisions(),
+		CanaryRuntimes: s.canaryRuntimes, ReadyCanaries: s.readyCanaries,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {
@@ -104,7 +105,14 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	s.comps = comps
+	s.comps, s.splits = nil, nil
+	for _, c := range comps {
+		if c.Split != nil {
+			s.splits = append(s.splits, c)
+		} else {
+			s.comps = append(s.comps, c)
+		}
+	}
 	return nil
 }
 

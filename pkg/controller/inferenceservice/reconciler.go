@@ -132,7 +132,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		{"load config", r.loadConfig},
 		{"validate", r.validate},
 		{"select runtime", r.selectRuntime},
+		{"read canaries", r.readCanaries},
 		{"resolve components", r.resolveComponents},
+		{"split revision", r.splitRevision},
 		{"plan routes", r.planRoutes},
 		{"apply children", r.runChildren},
 	}

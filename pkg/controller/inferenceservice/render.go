@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -37,6 +38,8 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	if err != nil {
 		return fmt.Errorf("plan routes: %w", err)
 	}
+	plan.Canary = wantsSplit(s.defaulted, s.mode)
+	plan.SplitPredictor(s.splits)
 	s.plan = plan
 	s.router = registry.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.pipeline.Watches.Present)
 	return nil
@@ -54,7 +57,7 @@ func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 	req := pipeline.Request{
 		Owner:      pipeline.Owner{Object: s.isvc, Ref: owner.Of(s.isvc)},
 		Mode:       s.workload,
-		Components: s.comps,
+		Components: append(slices.Clip(s.comps), s.splits...),
 		Cluster:    cluster,
 		Plan:       s.plan,
 		Router:     s.router,
@@ -62,15 +65,20 @@ func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 	if s.stopped {
 		req.Components, req.Plan, req.Router = nil, nil, nil
 	}
-	if s.history.Pinned {
-		// disable-auto-update: leave the running predictor as it is until
-		// the InferenceService itself changes. It stays desired, so the
-		// prune step keeps it.
-		req.Adjust = func(c *components.Component, objs []apply.Object) {
-			if c.Type == v1beta1.PredictorComponent {
-				pipeline.Freeze(objs, s.workload)
-			}
+	req.Adjust = func(c *components.Component, objs []apply.Object) {
+		if c.Type != v1beta1.PredictorComponent || c.Split != nil {
+			return
 		}
+		if s.history.Pinned || s.holdPredictor {
+			// disable-auto-update: leave the running predictor as it is
+			// until the InferenceService itself changes; canaryTrafficPercent:
+			// keep the revision last rolled out while the latest takes its
+			// share beside it. It stays desired, so the prune step keeps it.
+			pipeline.Freeze(objs, s.workload)
+		}
+		// Before the apply annotates it: the status compares it with the
+		// live Deployment's to know the latest revision is rolled out.
+		s.predictorHash = pipeline.WorkloadHash(objs, s.workload)
 	}
 	s.out, err = r.pipeline.Run(ctx, req)
 	s.staleRead = s.out.Stale

@@ -3,6 +3,7 @@ package inferenceservice
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,7 +44,20 @@ func runtimeIndexValues(obj client.Object) []string {
 			keys = append(keys, formatKey(m.ModelFormat.Name))
 		}
 	}
-	return keys
+	// A canary may ask for another runtime, or a format no runtime serves
+	// yet: a runtime of either re-enqueues the InferenceService.
+	for _, c := range d.Spec.Canary {
+		if m := c.Predictor.Model; m != nil {
+			if m.Runtime != nil {
+				keys = append(keys, namedKey(*m.Runtime))
+			}
+			if m.ModelFormat.Name != "" {
+				keys = append(keys, formatKey(m.ModelFormat.Name))
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // listRuntimes returns the namespace's ServingRuntimes and all

@@ -28,6 +28,20 @@ type scope struct {
 	mode            v1beta1.DeploymentMode
 	selection       *runtime.Selection
 	comps           []*components.Component
+	// splits are the predictor's canaries, which share its traffic: those
+	// of spec.canary, and the latest revision of canaryTrafficPercent.
+	splits []*components.Component
+	// canaryRuntimes are the canaries' own runtimes, where theirs differ.
+	canaryRuntimes map[string]*runtime.Selection
+	// readyCanaries are the canary Deployments with an available replica
+	// when the reconcile began.
+	readyCanaries map[string]bool
+	// revision is the predictor's latest revision (Standard mode), and
+	// predictorHash its Deployment's desired state (apply.Object.Hash).
+	revision, predictorHash string
+	// holdPredictor keeps the predictor's Deployment at the revision last
+	// rolled out while canaryTrafficPercent splits traffic.
+	holdPredictor bool
 	// workload is the mode's implementation, chosen once.
 	workload workload.Mode
 	// plan is where the InferenceService is reached; router routes it,

@@ -48,6 +48,7 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		setModelStatus(&st, s.out.Observed[v1beta1.PredictorComponent])
 		setAddresses(&st, s.plan, s.out.Routes)
 		setComponentStatus(&st, s)
+		setCanaryStatus(&st, s, gen)
 		setIngressReadyCondition(&st, s, gen)
 		if st.DeploymentMode == "" {
 			st.DeploymentMode = s.mode

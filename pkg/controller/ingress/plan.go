@@ -33,6 +33,10 @@ type Plan struct {
 	Labels map[string]string
 	// Config is the ingress configuration the plan was made with.
 	Config *config.Ingress
+	// Canary: the spec splits the predictor's traffic (spec.canary, or
+	// canaryTrafficPercent in Standard mode), which a router that cannot
+	// weight backends refuses.
+	Canary bool
 }
 
 // Route is one host (or domain + path prefix) to one component's Service.
@@ -50,6 +54,50 @@ type Route struct {
 	// ClusterHost is the Service's cluster-local host name, and ClusterURL
 	// its URL.
 	ClusterHost, ClusterURL string
+	// Splits are shares of the route's traffic sent to other Services (the
+	// predictor's canaries, ready ones only); Service takes the rest.
+	Splits []Backend
+}
+
+// Backend is a share of a route's traffic sent to a Service.
+type Backend struct {
+	// Service is the Service's name, and ClusterHost its cluster-local host.
+	Service, ClusterHost string
+	// Percent is the share, 0 to 100.
+	Percent int32
+}
+
+// Remainder is the share of the route's traffic its own Service takes.
+func (r *Route) Remainder() int32 {
+	rest := int32(100)
+	for _, b := range r.Splits {
+		rest -= b.Percent
+	}
+	return rest
+}
+
+// SplitPredictor sends each ready split's share of the predictor's
+// traffic to the split's Service: on the predictor's route, and on the
+// top-level one when it leads to the predictor (a transformer's requests
+// keep going to the stable predictor, as in KServe).
+func (p *Plan) SplitPredictor(splits []*components.Component) {
+	var backends []Backend
+	for _, c := range splits {
+		if c.Split.Ready {
+			backends = append(backends, Backend{Service: c.Name, ClusterHost: ClusterHost(c.Name, c.Namespace()), Percent: c.Split.Percent})
+		}
+	}
+	if len(backends) == 0 {
+		return
+	}
+	for i := range p.Components {
+		if p.Components[i].Component == v1beta1.PredictorComponent {
+			p.Components[i].Splits = backends
+		}
+	}
+	if p.Top.Component == v1beta1.PredictorComponent {
+		p.Top.Splits = backends
+	}
 }
 
 // MakePlan computes the routes of an InferenceService's components; meta

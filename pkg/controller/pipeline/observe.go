@@ -21,6 +21,13 @@ func (p *Pipeline) Observe(ctx context.Context, r client.Reader, req Request, ou
 		if err != nil {
 			return err
 		}
+		if c.Split != nil {
+			if out.Splits == nil {
+				out.Splits = map[string]workload.State{}
+			}
+			out.Splits[c.Name] = st
+			continue
+		}
 		out.Observed[c.Type] = st
 	}
 	if out.Router == nil {

@@ -97,6 +97,9 @@ type Outcome struct {
 	// Observed is each component's workload as read after the apply; nil
 	// when the run stopped before.
 	Observed map[v1beta1.ComponentType]workload.State
+	// Splits are the workloads of the components that split a predictor's
+	// traffic (canaries), by component name.
+	Splits map[string]workload.State
 	// Routes is the routes' readiness, when a router rendered them.
 	Routes ingress.Readiness
 }

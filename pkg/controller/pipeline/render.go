@@ -108,3 +108,16 @@ func Freeze(objs []apply.Object, k workload.Mode) {
 		}
 	}
 }
+
+// WorkloadHash is the apply hash of the workload object among a
+// component's rendered objects (see apply.Object.Hash), or "".
+func WorkloadHash(objs []apply.Object, k workload.Mode) string {
+	w := k.Workload()
+	for _, o := range objs {
+		if o.GVK == w.GVK {
+			h, _ := o.Hash()
+			return h
+		}
+	}
+	return ""
+}

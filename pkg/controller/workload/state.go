@@ -30,6 +30,9 @@ type State struct {
 	Problem *PodProblem
 	// Loading: some pod is initialising or starting.
 	Loading bool
+	// AppliedHash is the workload object's apply.HashAnnotation as read:
+	// the desired state it was last written with (Standard mode).
+	AppliedHash string
 	// URL is the workload's own URL (Knative), or "".
 	URL string
 	// Revisions are Knative's revision names and traffic; empty in Standard mode.

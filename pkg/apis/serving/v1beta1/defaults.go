@@ -15,21 +15,29 @@ import "strings"
 //     DefaultProtocol); otherwise it stays unset for runtime selection,
 //     which picks v1 whenever a runtime serves the format over v1.
 func Default(isvc *InferenceService) {
-	legacy := defaultFrameworkKey(&isvc.Spec.Predictor)
-	if m := isvc.Spec.Predictor.Model; m != nil && m.ProtocolVersion == nil {
-		if p := DefaultProtocol(m.ModelFormat.Name, legacy); p != "" {
-			m.ProtocolVersion = &p
-		}
-	}
-	for i := range isvc.Spec.Predictor.StorageURIs {
-		if isvc.Spec.Predictor.StorageURIs[i].MountPath == "" {
-			// The CRD's default, for an object read before it applied.
-			isvc.Spec.Predictor.StorageURIs[i].MountPath = "/mnt/models"
-		}
+	defaultPredictor(&isvc.Spec.Predictor)
+	for i := range isvc.Spec.Canary {
+		defaultPredictor(&isvc.Spec.Canary[i].Predictor)
 	}
 	if value, ok := isvc.Annotations[DeploymentModeAnnotation]; ok {
 		if mode, known := NormalizeDeploymentMode(value); known && string(mode) != value {
 			isvc.Annotations[DeploymentModeAnnotation] = string(mode)
+		}
+	}
+}
+
+// defaultPredictor defaults one predictor: the stable one or a canary's.
+func defaultPredictor(p *PredictorSpec) {
+	legacy := defaultFrameworkKey(p)
+	if m := p.Model; m != nil && m.ProtocolVersion == nil {
+		if proto := DefaultProtocol(m.ModelFormat.Name, legacy); proto != "" {
+			m.ProtocolVersion = &proto
+		}
+	}
+	for i := range p.StorageURIs {
+		if p.StorageURIs[i].MountPath == "" {
+			// The CRD's default, for an object read before it applied.
+			p.StorageURIs[i].MountPath = "/mnt/models"
 		}
 	}
 }

@@ -48,11 +48,45 @@ type InferenceServiceSpec struct {
 	// Transformer pre- and post-processes requests in front of the predictor.
 	// +optional
 	Transformer *TransformerSpec `json:"transformer,omitempty"`
+	// Canary runs further predictors beside the stable one (Standard mode),
+	// each taking its share of the predictor's traffic: a progressive
+	// rollout. To promote one without restarting its pods, set
+	// predictor.name to its name and remove its entry.
+	// +optional
+	// +listType=atomic
+	Canary []CanarySpec `json:"canary,omitempty"`
+}
+
+// CanarySpec is one canary predictor: the stable predictor with this
+// entry's fields over it, run with fixed replicas.
+type CanarySpec struct {
+	// Predictor is what differs from the stable predictor; its name is
+	// required and names its Deployment and Service
+	// ({isvc}-{name}-predictor). The CRD keeps it schemaless, to stay
+	// within kubectl's size for an applied object; the webhook checks its
+	// fields as strictly as spec.predictor's.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Predictor PredictorSpec `json:"predictor"`
+	// TrafficPercent is the share of the predictor's traffic this canary
+	// takes once it is ready; 0 deploys it without traffic. The canaries'
+	// shares add up to 100 at most.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	TrafficPercent int32 `json:"trafficPercent"`
 }
 
 // PredictorSpec is the predictor: a model (served by a ServingRuntime), a
 // legacy framework key, or custom containers; plus the pod and scaling fields.
 type PredictorSpec struct {
+	// Name names this predictor variant: its Deployment and Service are
+	// {isvc}-{name}-predictor instead of {isvc}-predictor. Required in a
+	// canary entry.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
 	// Model is the model to serve; a ServingRuntime that supports its format
 	// serves it.
 	// +optional
@@ -217,8 +251,9 @@ type ComponentExtensionSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	TimeoutSeconds *int64 `json:"timeout,omitempty"`
-	// CanaryTrafficPercent sends this share of traffic to the latest revision
-	// (Knative mode only).
+	// CanaryTrafficPercent sends this share of traffic to the latest
+	// revision, the rest to the last one rolled out: Knative's revisions,
+	// or in Standard mode a second Deployment (the predictor only).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional

@@ -39,6 +39,25 @@ type InferenceServiceStatus struct {
 	// ProtocolVersion is the protocol chosen with the runtime.
 	// +optional
 	ProtocolVersion Protocol `json:"protocolVersion,omitempty"`
+	// CanaryStatuses are the canary predictors of spec.canary, in its order.
+	// +optional
+	// +listType=atomic
+	CanaryStatuses []CanaryStatus `json:"canaryStatuses,omitempty"`
+}
+
+// CanaryStatus is the state of one canary predictor.
+type CanaryStatus struct {
+	// Name is the canary's predictor.name.
+	Name string `json:"name"`
+	// Ready: its Deployment has an available replica, so it takes its
+	// share of the traffic.
+	Ready bool `json:"ready"`
+	// TrafficPercent is its share of the predictor's traffic, as the spec
+	// asks; it takes it once ready.
+	TrafficPercent int32 `json:"trafficPercent"`
+	// ModelStatus is the state of the canary's model.
+	// +optional
+	ModelStatus ModelStatus `json:"modelStatus,omitempty"`
 }
 
 // Addressable is an address.
@@ -220,6 +239,10 @@ const (
 	ConditionTransformerReady = "TransformerReady"
 	// ConditionExplainerReady is True when the explainer is available.
 	ConditionExplainerReady = "ExplainerReady"
+	// ConditionCanaryPredictorReady is True when every canary predictor of
+	// spec.canary has an available replica; absent without canaries. It is
+	// not part of Ready, as in KServe.
+	ConditionCanaryPredictorReady = "CanaryPredictorReady"
 	// ConditionLatestDeploymentReady is True when the latest spec is rolled out.
 	ConditionLatestDeploymentReady = "LatestDeploymentReady"
 	// ConditionIngressReady is True when the route to the InferenceService is ready.
@@ -261,6 +284,13 @@ const (
 	ReasonComponentsNotReady     = "ComponentsNotReady"
 	ReasonAllComponentsReady     = "AllComponentsReady"
 	ReasonIngressNotConfigured   = "IngressNotConfigured"
+	// ReasonAllCanariesReady and ReasonCanariesNotReady are KServe's
+	// CanaryPredictorReady reasons.
+	ReasonAllCanariesReady = "AllCanariesReady"
+	ReasonCanariesNotReady = "CanariesNotReady"
+	// ReasonCanaryNotRoutable: the router cannot split traffic (the
+	// Kubernetes Ingress).
+	ReasonCanaryNotRoutable = "CanaryNotRoutable"
 	// ReasonInvalidHost: the ingress domain template renders a host that is
 	// not a valid host name for this InferenceService.
 	ReasonInvalidHost = "InvalidHost"

@@ -55,11 +55,13 @@ func Validate(isvc *InferenceService, opts ValidationOptions) field.ErrorList {
 	for _, c := range isvc.Spec.Components() {
 		path := field.NewPath("spec", string(c))
 		errs = append(errs, validateExtension(isvc.Spec.Extension(c), path, mode, class)...)
+		errs = append(errs, validateCanaryTrafficPercent(isvc, c, isvc.Spec.Extension(c), path, mode)...)
 		errs = append(errs, validateContainerNames(isvc.Spec.Pod(c), path)...)
 		if c != PredictorComponent && len(isvc.Spec.Pod(c).Containers) == 0 {
 			errs = append(errs, field.Required(path.Child("containers"), "a "+string(c)+" needs at least one container"))
 		}
 	}
+	errs = append(errs, validateCanaries(isvc, mode)...)
 	if isvc.Spec.Explainer != nil && isvc.Spec.Explainer.ART != nil {
 		errs = append(errs, notSupportedYet(field.NewPath("spec", "explainer", "art")))
 	}
@@ -74,6 +76,9 @@ func validateMetadata(isvc *InferenceService) field.ErrorList {
 	}
 	for _, c := range isvc.Spec.Components() {
 		child := ChildName(isvc.Name, c)
+		if c == PredictorComponent {
+			child = PredictorChildName(isvc.Name, isvc.Spec.Predictor.Name)
+		}
 		if n := len(child) + len(knativeRevisionSuffix); n > validation.DNS1035LabelMaxLength {
 			errs = append(errs, field.Invalid(name, isvc.Name, fmt.Sprintf(
 				"too long: the %s's revision name %q would be %d characters; names must fit 63, so shorten the name by %d",
@@ -145,15 +150,6 @@ func validateExtension(ext *ComponentExtensionSpec, path *field.Path, mode Deplo
 	errs = append(errs, validateAgent(ext, path)...)
 	errs = append(errs, validateAutoScaling(ext, path, class)...)
 	errs = append(errs, validateReplicas(ext, path, mode, class)...)
-	if ext.CanaryTrafficPercent != nil {
-		p := path.Child("canaryTrafficPercent")
-		if v := *ext.CanaryTrafficPercent; v < 0 || v > 100 {
-			errs = append(errs, field.Invalid(p, v, "must be between 0 and 100"))
-		}
-		if mode != Knative {
-			errs = append(errs, field.Forbidden(p, "canaryTrafficPercent needs Knative mode; Standard mode does not split traffic yet"))
-		}
-	}
 	if ext.DeploymentStrategy != nil && mode != Standard {
 		errs = append(errs, field.Forbidden(path.Child("deploymentStrategy"), "deploymentStrategy applies to Standard mode only"))
 	}

@@ -58,8 +58,13 @@ func TestValidate(t *testing.T) {
 		{name: "scale to zero in Knative mode", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](0) }))},
 		{name: "scaleTarget zero", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.ScaleTarget = ptr.To[int32](0) })),
 			want: []string{"spec.predictor.scaleTarget: Invalid value: 0: must be at least 1"}},
-		{name: "canary in Standard mode", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) })),
-			want: []string{"canaryTrafficPercent needs Knative mode"}},
+		{name: "canary in Standard mode", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))},
+		{name: "a transformer's canary in Standard mode", isvc: makeISVC(withTransformer(), func(i *InferenceService) {
+			i.Spec.Transformer.CanaryTrafficPercent = ptr.To[int64](10)
+		}), want: []string{"spec.transformer.canaryTrafficPercent: Forbidden: in Standard mode only the predictor splits traffic"}},
+		{name: "name too long for the canary revision", isvc: makeISVC(withName(strings.Repeat("a", 47)),
+			withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) })),
+			want: []string{`the latest revision's Deployment "` + strings.Repeat("a", 47) + `-predictor-canary" would be 64 characters`}},
 		{name: "canary in Knative mode", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))},
 		{name: "canary over 100", mode: Knative, isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](101) })),
 			want: []string{"must be between 0 and 100"}},
@@ -238,7 +243,7 @@ func TestNormalizeDeploymentMode(t *testing.T) {
 // one the rules apply to, whatever the annotation says.
 func TestValidateAgainstTheDeployedMode(t *testing.T) {
 	isvc := makeISVC(withAnnotation(DeploymentModeAnnotation, "Standard"),
-		withPredictor(func(p *PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))
-	assert.NotEmpty(t, Validate(isvc, ValidationOptions{}), "Standard mode rejects a canary")
+		withPredictor(func(p *PredictorSpec) { p.MinReplicas = ptr.To[int32](0) }))
+	assert.NotEmpty(t, Validate(isvc, ValidationOptions{}), "Standard mode's HPA rejects scale to zero")
 	assert.Empty(t, Validate(isvc, ValidationOptions{DeployedMode: Knative}), "the deployed Knative mode allows it")
 }

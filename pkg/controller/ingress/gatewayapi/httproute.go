@@ -87,6 +87,13 @@ func MakeHTTPRoute(p *ingress.Plan, name string, r ingress.Route, explainer stri
 		prefix = r.PathPrefix
 	}
 	main := rule(r, gatewayv1.PathMatchPathPrefix, prefix, r.Service)
+	if len(r.Splits) > 0 {
+		// The canaries' shares, the rest to the route's own Service.
+		main.BackendRefs = []gwac.HTTPBackendRefApplyConfiguration{*backend(r.Service, r.Remainder())}
+		for _, b := range r.Splits {
+			main.WithBackendRefs(backend(b.Service, b.Percent))
+		}
+	}
 	if r.PathPrefix != "" {
 		// The model server expects its own paths: strip the routing prefix.
 		main.WithFilters(gwac.HTTPRouteFilter().WithType(gatewayv1.HTTPRouteFilterURLRewrite).
@@ -111,6 +118,10 @@ func rule(r ingress.Route, match gatewayv1.PathMatchType, value, service string)
 		rl.WithTimeouts(gwac.HTTPRouteTimeouts().WithRequest(gatewayv1.Duration(fmt.Sprintf("%ds", *r.TimeoutSeconds))))
 	}
 	return rl
+}
+
+func backend(service string, weight int32) *gwac.HTTPBackendRefApplyConfiguration {
+	return gwac.HTTPBackendRef().WithName(gatewayv1.ObjectName(service)).WithPort(ingress.ServicePort).WithWeight(weight)
 }
 
 // Ready implements ingress.Router: every route has every parent Accepted

@@ -165,6 +165,15 @@ func route(to ingress.Route, matches []*istionetworking.HTTPMatchRequest, stripP
 		Match: matches,
 		Route: []*istionetworking.HTTPRouteDestination{{Destination: dest, Weight: 100}},
 	}
+	if len(to.Splits) > 0 {
+		// The canaries' shares, the rest to the component's own Service
+		// (Standard mode only: Knative splits its own revisions).
+		r.Route[0].Weight = to.Remainder()
+		for _, b := range to.Splits {
+			r.Route = append(r.Route, &istionetworking.HTTPRouteDestination{Weight: b.Percent,
+				Destination: &istionetworking.Destination{Host: b.ClusterHost, Port: &istionetworking.PortSelector{Number: ingress.ServicePort}}})
+		}
+	}
 	if rewrite.Authority != "" || rewrite.UriRegexRewrite != nil {
 		r.Rewrite = rewrite
 	}

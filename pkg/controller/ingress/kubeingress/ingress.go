@@ -33,9 +33,15 @@ func (Router) Name() string { return "Ingress" }
 // Kinds implements ingress.Router.
 func (Router) Kinds() []kinds.Kind { return []kinds.Kind{IngressKind} }
 
-// Refuse implements ingress.Router: every plan Serval makes can be routed
-// this way.
-func (Router) Refuse(*ingress.Plan) *workload.Refusal { return nil }
+// Refuse implements ingress.Router: an Ingress cannot weight its
+// backends, so a spec that splits the predictor's traffic is refused.
+func (Router) Refuse(p *ingress.Plan) *workload.Refusal {
+	if !p.Canary {
+		return nil
+	}
+	return &workload.Refusal{Reason: v1beta1.ReasonCanaryNotRoutable,
+		Message: "the Kubernetes Ingress cannot split traffic between the predictor and its canaries; route with Gateway API (serval-config ingress.enableGatewayApi: true) or Istio (ingress.enableIstioVirtualService: true), or remove spec.canary and canaryTrafficPercent"}
+}
 
 // Objects implements ingress.Router.
 func (Router) Objects(p *ingress.Plan) ([]apply.Object, error) {

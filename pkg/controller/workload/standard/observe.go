@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -30,6 +31,9 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 		return workload.State{}, fmt.Errorf("list pods of %s: %w", c.Name, err)
 	}
 	st := StateOf(dep, pods)
+	if dep != nil {
+		st.AppliedHash = dep.Annotations[apply.HashAnnotation]
+	}
 	if WantsScaledObject(c) && st.Available {
 		// Serving, but not as asked until KEDA scales it.
 		ready, msg, err := observeScaledObject(ctx, r, c)

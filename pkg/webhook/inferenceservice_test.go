@@ -100,9 +100,9 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 	// before it could send back a patch of a spec it could not read.
 	for _, tt := range []struct{ name, container, want string }{
 		{"mistyped-port", "ports: [{containerPort: eighty}]",
-			"spec: Invalid value: does not decode: spec.predictor.containers[0].ports[0].containerPort: cannot unmarshal string into Go value of type int32"},
+			"spec: Invalid value: does not decode: spec.predictor.containers[0].ports[0].containerPort: must be a whole number, not a string"},
 		{"env-number", "env: [{name: PORT, value: 8080}]",
-			"spec: Invalid value: does not decode: spec.predictor.containers[0].env[0].value: cannot unmarshal number into Go value of type string"},
+			"spec: Invalid value: does not decode: spec.predictor.containers[0].env[0].value: must be a string, not a number"},
 	} {
 		err := create(isvcYAML(tt.name, "", "    containers:\n      - name: c\n        "+tt.container+"\n"))
 		require.Error(t, err, tt.name)

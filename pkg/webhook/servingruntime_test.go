@@ -56,7 +56,7 @@ func TestBadRuntimesAreRejected(t *testing.T) {
 		{"ModelMesh field", container + "  grpcEndpoint: port:8085\n", "spec.grpcEndpoint: Forbidden: spec.grpcEndpoint is not supported by Serval yet"},
 		{"unknown container field", "  containers: [{name: c, imagee: x}]\n", "spec.containers[0].imagee: Forbidden: unknown field"},
 		{"a value that does not decode", "  containers: [{name: c, env: [{name: A, value: 1}]}]\n",
-			"spec: Invalid value: does not decode: spec.containers[0].env[0].value: cannot unmarshal number into Go value of type string"},
+			"spec: Invalid value: does not decode: spec.containers[0].env[0].value: must be a string, not a number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

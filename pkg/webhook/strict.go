@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 )
 
 // decodable is an API object whose UnmarshalJSON tolerates a spec that does
@@ -37,7 +39,7 @@ func strictErrors[T any, PT interface {
 	strictErrs, err := sigsjson.UnmarshalStrict(req.Object.Raw, PT(&fresh).StrictTarget())
 	var errs field.ErrorList
 	if err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("spec"), nil, "does not decode: "+cleanJSONError(err.Error())))
+		errs = append(errs, field.Invalid(field.NewPath("spec"), nil, "does not decode: "+tolerant.Explain(err)))
 	}
 	for _, e := range strictErrs {
 		msg := e.Error()
@@ -53,8 +55,4 @@ func strictErrors[T any, PT interface {
 		}
 	}
 	return errs
-}
-
-func cleanJSONError(msg string) string {
-	return strings.TrimPrefix(msg, "json: ")
 }

@@ -145,9 +145,9 @@ func TestUndecodableObjectsDoNotStopOthers(t *testing.T) {
 
 	wantPath := map[string]string{
 		"bad-cpu":     "spec.predictor.model.resources.requests.cpu: quantities must match",
-		"bad-port":    "spec.predictor.containers[0].ports[0].containerPort: cannot unmarshal string",
+		"bad-port":    "spec.predictor.containers[0].ports[0].containerPort: must be a whole number, not a string",
 		"bad-percent": "spec.predictor.deploymentStrategy.rollingUpdate.maxUnavailable: ",
-		"bad-env":     "spec.predictor.containers[0].env[0].value: cannot unmarshal number",
+		"bad-env":     "spec.predictor.containers[0].env[0].value: must be a string, not a number",
 	}
 	for name, want := range wantPath {
 		eventually(t, name+" reported", func() bool { return readyReason(t, name) == v1beta1.ReasonUndecodableSpec })
@@ -159,7 +159,7 @@ func TestUndecodableObjectsDoNotStopOthers(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, undecodableGauge(t, "ClusterServingRuntime", "", "broken"))
 	eventually(t, "broken runtime Event", func() bool {
-		return hasEvent(t, "default", "broken", "spec.containers[0].ports[0].containerPort: cannot unmarshal string")
+		return hasEvent(t, "default", "broken", "spec.containers[0].ports[0].containerPort: must be a whole number, not a string")
 	})
 	assertReady(t, probe, http.StatusOK)
 

@@ -270,15 +270,32 @@ func (m *Manager) writeFiles(data map[string][]byte) error {
 		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data[name]) {
 			continue
 		}
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data[name], 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
+		if err := replaceFile(path, data[name]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replaceFile writes data to path atomically, through a temporary file of
+// its own: two writers (the manager's own, and a restarted one's) never
+// rename each other's half-written file.
+func replaceFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // webhookConfig is a webhook configuration and the client configs in it.

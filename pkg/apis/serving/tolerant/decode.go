@@ -2,7 +2,9 @@ package tolerant
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,13 +33,71 @@ func Decode(data []byte, full, partial any) (decodeErr string, err error) {
 	return describe(path, cause), nil
 }
 
-// describe is the message for a value that does not decode.
+// describe is the message for a value that does not decode, in plain
+// words where the decoder's are Go's ("cannot unmarshal string into Go
+// value of type int32" says "must be a whole number, not a string").
 func describe(path string, err error) string {
 	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+		msg = "must be " + expected(m[2]) + ", not " + article(m[1])
+	}
 	if path == "" {
 		return msg
 	}
 	return path + ": " + msg
+}
+
+// Explain says in plain words why encoding/json (or sigs.k8s.io/json)
+// could not decode a value: a value of the wrong type is named by its
+// field and said as what it must be ("maxBatchSize: must be a whole
+// number, not a string"); any other problem keeps the decoder's words.
+func Explain(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Type != nil {
+		msg := "must be " + expected(typeErr.Type.String()) + ", not " + article(typeErr.Value)
+		if typeErr.Field != "" {
+			return typeErr.Field + ": " + msg
+		}
+		return msg
+	}
+	return describe("", err)
+}
+
+// typeMismatch is the decoder's message for a JSON value of the wrong
+// type: what was found, and the Go type it should have decoded into.
+var typeMismatch = regexp.MustCompile(`^cannot unmarshal (\w+) into Go (?:value|struct field \S+) of type (\S+)$`)
+
+// expected says in words what a Go type takes in JSON.
+func expected(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "an object (key: value pairs)"
+	}
+	switch strings.TrimPrefix(goType, "*") {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	}
+	return "an object (" + goType + ")"
+}
+
+// article names a JSON value's kind with its article: "a string", "an
+// array".
+func article(kind string) string {
+	switch kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	}
+	return "a " + kind
 }
 
 // Locate returns the path of the innermost value of data that does not decode

@@ -3,10 +3,12 @@ package v1beta1
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/url"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 )
 
 // LoggerSpec is KServe's request logger (spec.<component>.logger): the
@@ -84,7 +86,7 @@ func decodeStrict(raw []byte, into any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(into); err != nil {
-		return fmt.Errorf("does not decode: %v", err)
+		return errors.New("does not decode: " + tolerant.Explain(err))
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package v1beta1
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 )
 
 // AutoScalingSpec is KServe's metric-based autoscaling (spec.<component>.
@@ -108,7 +110,7 @@ func AutoScalingOf(ext *ComponentExtensionSpec) (*AutoScalingSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(ext.AutoScaling.Raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(spec); err != nil {
-		return nil, fmt.Errorf("does not decode: %v", err)
+		return nil, errors.New("does not decode: " + tolerant.Explain(err))
 	}
 	return spec, nil
 }

@@ -33,11 +33,11 @@ func TestListWithUndecodableItems(t *testing.T) {
 		{"quantity", `{"model":{"modelFormat":{"name":"sklearn"},"resources":{"requests":{"cpu":"lots"}}}}`,
 			"spec.predictor.model.resources.requests.cpu: quantities must match the regular expression"},
 		{"port-as-string", `{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"8080"}]}]}`,
-			"spec.predictor.containers[0].ports[0].containerPort: cannot unmarshal string into Go value of type int32"},
+			"spec.predictor.containers[0].ports[0].containerPort: must be a whole number, not a string"},
 		{"percent-as-object", `{"containers":[{"name":"c"}],"deploymentStrategy":{"rollingUpdate":{"maxSurge":{"x":1}}}}`,
 			"spec.predictor.deploymentStrategy.rollingUpdate.maxSurge: "},
 		{"volume-mode", `{"containers":[{"name":"c"}],"volumes":[{"name":"v","secret":{"defaultMode":"0644"}}]}`,
-			"spec.predictor.volumes[0].secret.defaultMode: cannot unmarshal string"},
+			"spec.predictor.volumes[0].secret.defaultMode: must be a whole number, not a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -117,7 +117,7 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "autoScaling that does not decode", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
 			p.AutoScaling = keda(`{"metrcs":[]}`)
-		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: json: unknown field "metrcs"`}},
+		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: unknown field "metrcs"`}},
 		{name: "unknown autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "magic")),
 			want: []string{`Unsupported value: "magic"`}},
 		{name: "logger and batcher", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
@@ -128,7 +128,7 @@ func TestValidate(t *testing.T) {
 			want: []string{`spec.predictor.logger.mode: Unsupported value: "everything": supported values: "all", "request", "response"`,
 				`spec.predictor.logger.url: Invalid value: "broker": not an absolute URL`}},
 		{name: "a batcher that does not decode", isvc: makeISVC(withTransformer(), func(i *InferenceService) { i.Spec.Transformer.Batcher = keda(`{"maxBatchSize":"32"}`) }),
-			want: []string{"spec.transformer.batcher: Invalid value: does not decode: json: cannot unmarshal string into Go struct field Batcher.maxBatchSize of type int"}},
+			want: []string{"spec.transformer.batcher: Invalid value: does not decode: maxBatchSize: must be a whole number, not a string"}},
 		{name: "a batcher of size 0", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Batcher = keda(`{"maxBatchSize":0}`) })),
 			want: []string{"spec.predictor.batcher.maxBatchSize: Invalid value: 0: must be at least 1"}},
 		{name: "a logger in Knative mode", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative"), withPredictor(func(p *PredictorSpec) { p.Logger = unsupported }))},

@@ -143,7 +143,7 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 		for _, f := range migrateLLM(version, obj) {
 			findings = append(findings, at(f.path, f.msg, f.blocking))
 		}
-		return encodeDocument(&root, file, index, findings)
+		return encodeDocument(&root, layoutOf(raw), file, index, findings)
 	}
 	version, served := servedKinds[kind]
 	if !served {
@@ -159,14 +159,18 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 	for _, f := range inspect(kind, obj, opts) {
 		findings = append(findings, at(f.path, f.msg, f.blocking))
 	}
-	return encodeDocument(&root, file, index, findings)
+	return encodeDocument(&root, layoutOf(raw), file, index, findings)
 }
 
-// encodeDocument writes a migrated document back as YAML.
-func encodeDocument(root *yaml.Node, file string, index int, findings []Finding) ([]byte, []Finding, error) {
+// encodeDocument writes a migrated document back as YAML, indented as
+// the input was.
+func encodeDocument(root *yaml.Node, l layout, file string, index int, findings []Finding) ([]byte, []Finding, error) {
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
+	enc.SetIndent(l.spaces)
+	if l.compact {
+		enc.CompactSeqIndent()
+	}
 	if err := enc.Encode(root); err != nil {
 		return nil, nil, fmt.Errorf("%s: document %d: %w", file, index, err)
 	}

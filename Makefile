@@ -51,13 +51,14 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
-	@rm -rf charts/serval-crds/files charts/serval/files && mkdir -p charts/serval-crds/files charts/serval/files/runtimes charts/serval/files/llmisvcconfig
+	@rm -rf charts/serval-crds/files charts/serval/files && mkdir -p charts/serval-crds/files charts/serval/files/runtimes charts/serval/files/llmisvcconfig charts/serval/files/storagecontainers
 	cp config/crd/bases/*.yaml charts/serval-crds/files/
 	cp config/rbac/role.yaml charts/serval/files/role.yaml
 	cp config/rbac/endpoint-picker.yaml charts/serval/files/endpoint-picker.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/
+	cp config/storagecontainers/*.yaml charts/serval/files/storagecontainers/
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, then fail if generated files drifted from what is committed.

@@ -36,6 +36,7 @@ var roots = map[string]reflect.Type{
 	"InferenceGraph":            reflect.TypeFor[v1alpha1.InferenceGraph](),
 	"LLMInferenceService":       reflect.TypeFor[v1alpha2.LLMInferenceService](),
 	"LLMInferenceServiceConfig": reflect.TypeFor[v1alpha2.LLMInferenceServiceConfig](),
+	"ClusterStorageContainer":   reflect.TypeFor[v1alpha1.ClusterStorageContainer](),
 }
 
 func main() {

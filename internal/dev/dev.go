@@ -148,6 +148,16 @@ func install(ctx context.Context, c client.Client, root string, out io.Writer) e
 		}
 	}
 	fmt.Fprintf(out, "Installed %d ClusterServingRuntimes from config/runtimes.\n", len(runtimes))
+	containers, err := filepath.Glob(filepath.Join(root, "config/storagecontainers/*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range containers {
+		if err := ApplyFile(ctx, c, f, ""); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Installed %d ClusterStorageContainers from config/storagecontainers.\n", len(containers))
 	presets, err := filepath.Glob(filepath.Join(root, "config/llmisvcconfig/*.yaml"))
 	if err != nil {
 		return err

@@ -42,8 +42,8 @@ var knownAnnotations = map[string]bool{
 // writes the deployment mode where KServe's default meant Knative.
 func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	spec := lookup(obj, "spec")
-	if kind == "InferenceGraph" {
-		return nil // every field of KServe's InferenceGraph is served
+	if kind == "InferenceGraph" || kind == "ClusterStorageContainer" {
+		return nil // every field of these kinds is served
 	}
 	if kind != "InferenceService" {
 		var out []finding

@@ -21,7 +21,7 @@ const (
 
 // servedKinds are the KServe kinds Serval serves, with the version it serves.
 var servedKinds = map[string]string{"InferenceService": "v1beta1", "ServingRuntime": "v1alpha1", "ClusterServingRuntime": "v1alpha1",
-	"InferenceGraph": "v1alpha1"}
+	"InferenceGraph": "v1alpha1", "ClusterStorageContainer": "v1alpha1"}
 
 // Finding is something that could not be carried over, or a change the user
 // should know about.

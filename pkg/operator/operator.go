@@ -223,6 +223,7 @@ func cacheOptions(o Options) cache.Options {
 			&v1beta1.InferenceService{}:           everything,
 			&v1alpha1.ServingRuntime{}:            everything,
 			&v1alpha1.ClusterServingRuntime{}:     everything,
+			&v1alpha1.ClusterStorageContainer{}:   everything,
 			&v1alpha1.InferenceGraph{}:            everything,
 			&v1alpha2.LLMInferenceService{}:       everything,
 			&v1alpha2.LLMInferenceServiceConfig{}: everything,

@@ -92,7 +92,15 @@ func Parse(uri string) (Location, error) {
 		}
 		return loc, nil
 	}
-	return Location{}, fmt.Errorf("storageUri scheme %q is not supported; use %s", scheme, supportedSchemes)
+	return Location{}, &SchemeError{Scheme: scheme}
+}
+
+// SchemeError is a storage URI whose scheme Serval does not know.
+type SchemeError struct{ Scheme string }
+
+// Error names the scheme and the supported ones.
+func (e *SchemeError) Error() string {
+	return fmt.Sprintf("storageUri scheme %q is not supported; use %s", e.Scheme, supportedSchemes)
 }
 
 // checkImage parses ref with the reference grammar of the distribution

@@ -23,8 +23,8 @@ func TestDomainTemplateReadingALabel(t *testing.T) {
 			Spec: v1beta1.InferenceServiceSpec{Predictor: v1beta1.PredictorSpec{Model: &v1beta1.ModelSpec{
 				ModelFormat: v1beta1.ModelFormat{Name: "sklearn"}, PredictorExtensionSpec: v1beta1.PredictorExtensionSpec{StorageURI: ptr.To("gs://b/m")}}}}}
 	}
-	assert.Empty(t, configRules(isvc(map[string]string{"team": "fraud"}), cfg))
-	got := configRules(isvc(nil), cfg)
+	assert.Empty(t, configRules(isvc(map[string]string{"team": "fraud"}), cfg, nil))
+	got := configRules(isvc(nil), cfg, nil)
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0].Error(), `ingress.domainTemplate reads a label or annotation this InferenceService does not have (the host renders as "iris.<no value>.example.com"): add it`)
 }

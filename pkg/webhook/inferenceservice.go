@@ -8,8 +8,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -21,6 +24,21 @@ import (
 // InferenceService defaults and validates InferenceServices.
 type InferenceService struct {
 	Config *config.Store
+	// Reader lists the ClusterStorageContainers, which may download a URI
+	// of a scheme Serval does not know; nil: none.
+	Reader client.Reader
+}
+
+// storageContainers lists the cluster's ClusterStorageContainers.
+func (w *InferenceService) storageContainers(ctx context.Context) ([]v1alpha1.ClusterStorageContainer, error) {
+	if w.Reader == nil {
+		return nil, nil
+	}
+	list := &v1alpha1.ClusterStorageContainerList{}
+	if err := w.Reader.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list ClusterStorageContainers: %w", err)
+	}
+	return list.Items, nil
 }
 
 var (
@@ -64,9 +82,13 @@ func (w *InferenceService) ValidateCreate(ctx context.Context, isvc *v1beta1.Inf
 	if err != nil {
 		return nil, err
 	}
+	scs, err := w.storageContainers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	errs := strictErrors(ctx, isvc)
 	if isvc.DecodeError == "" {
-		errs = append(errs, validate(isvc, cfg)...)
+		errs = append(errs, validate(isvc, cfg, scs)...)
 	}
 	return nil, invalid(isvc, errs)
 }
@@ -82,8 +104,12 @@ func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta
 	if isvc.DecodeError != "" {
 		return nil, invalid(isvc, errs)
 	}
+	scs, err := w.storageContainers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	errs = append(errs, v1beta1.ValidateUpdate(old, isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})...)
-	errs = append(errs, v1beta1.Ratchet(configRules(old, cfg), configRules(isvc, cfg))...)
+	errs = append(errs, v1beta1.Ratchet(configRules(old, cfg, scs), configRules(isvc, cfg, scs))...)
 	return nil, invalid(isvc, errs)
 }
 
@@ -92,17 +118,18 @@ func (w *InferenceService) ValidateDelete(context.Context, *v1beta1.InferenceSer
 	return nil, nil
 }
 
-func validate(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorList {
+func validate(isvc *v1beta1.InferenceService, cfg *config.Config, scs []v1alpha1.ClusterStorageContainer) field.ErrorList {
 	errs := v1beta1.Validate(isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})
-	return append(errs, configRules(isvc, cfg)...)
+	return append(errs, configRules(isvc, cfg, scs)...)
 }
 
-// configRules are the rules that need the object and the config: the storage
-// URI and the hosts the domain template renders.
-func configRules(isvc *v1beta1.InferenceService, cfg *config.Config) field.ErrorList {
-	errs := storageRules(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"))
+// configRules are the rules that need the object and the cluster's
+// settings: the storage URI (which a ClusterStorageContainer may serve)
+// and the hosts the domain template renders.
+func configRules(isvc *v1beta1.InferenceService, cfg *config.Config, scs []v1alpha1.ClusterStorageContainer) field.ErrorList {
+	errs := storageRules(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"), scs)
 	for i := range isvc.Spec.Canary {
-		errs = append(errs, storageRules(&isvc.Spec.Canary[i].Predictor, field.NewPath("spec", "canary").Index(i).Child("predictor"))...)
+		errs = append(errs, storageRules(&isvc.Spec.Canary[i].Predictor, field.NewPath("spec", "canary").Index(i).Child("predictor"), scs)...)
 	}
 	if v1beta1.IsClusterLocal(isvc) || cfg.Ingress.DisableIngressCreation || isvc.Namespace == "" {
 		return errs
@@ -138,12 +165,19 @@ func invalid(isvc *v1beta1.InferenceService, errs field.ErrorList) error {
 	return apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("InferenceService").GroupKind(), isvc.Name, errs)
 }
 
-// storageRules checks a predictor's model URI and storageUris.
-func storageRules(p *v1beta1.PredictorSpec, path *field.Path) field.ErrorList {
+// storageRules checks a predictor's model URI (known to Serval, or
+// served by a ClusterStorageContainer), the storage container it names,
+// and storageUris.
+func storageRules(p *v1beta1.PredictorSpec, path *field.Path, scs []v1alpha1.ClusterStorageContainer) field.ErrorList {
 	var errs field.ErrorList
 	if m := p.Model; m != nil && m.StorageURI != nil && *m.StorageURI != "" {
-		if _, err := storage.Parse(*m.StorageURI); err != nil {
-			errs = append(errs, field.Invalid(path.Child("model", "storageUri"), *m.StorageURI, err.Error()))
+		uri := *m.StorageURI
+		sc, err := storage.SelectContainer(uri, ptr.Deref(p.StorageContainerName, ""), scs)
+		if err != nil {
+			return append(errs, field.Invalid(path.Child("storageContainerName"), ptr.Deref(p.StorageContainerName, ""), err.Error()))
+		}
+		if _, err := storage.ParseWith(uri, sc != nil); err != nil {
+			errs = append(errs, field.Invalid(path.Child("model", "storageUri"), uri, err.Error()))
 		}
 	}
 	return append(errs, storageURIsRules(p.StorageURIs, path.Child("storageUris"))...)

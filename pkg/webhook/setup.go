@@ -17,7 +17,7 @@ import (
 // whenever the cache had not yet seen the first. Runtimes change rarely, so
 // the uncached list costs little.
 func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimits) error {
-	isvc := &InferenceService{Config: store}
+	isvc := &InferenceService{Config: store, Reader: mgr.GetClient()}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(isvc).Complete(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/owner"
@@ -42,6 +43,9 @@ type Inputs struct {
 	// ReadyCanaries are the canary Deployments that had an available
 	// replica when the reconcile began, by name.
 	ReadyCanaries map[string]bool
+	// StorageContainers are the cluster's ClusterStorageContainers: the
+	// one a model's URI matches (or its predictor names) downloads it.
+	StorageContainers []v1alpha1.ClusterStorageContainer
 }
 
 // ImageVolumes is whether the cluster supports image volumes, and if not,

@@ -149,7 +149,13 @@ func goldenCases() map[string]Inputs {
 	scraped := isvcWith("scraped", modelSpec("sklearn", "gs://models/iris"), func(i *v1beta1.InferenceService) {
 		i.Annotations = map[string]string{v1beta1.PrometheusScrapeAnnotation: "true"}
 	})
+	modelscopeContainer := v1alpha1.ClusterStorageContainer{ObjectMeta: metav1.ObjectMeta{Name: "modelscope"}, Spec: v1alpha1.StorageContainerSpec{
+		Container: corev1.Container{Name: "storage-initializer", Image: "example.com/modelscope-downloader:1",
+			Env: []corev1.EnvVar{{Name: "MODELSCOPE_CACHE", Value: "/tmp/modelscope"}}},
+		SupportedURIFormats: []v1alpha1.SupportedURIFormat{{Prefix: "modelscope://"}}}}
 	return map[string]Inputs{
+		"storage-container": {ISVC: isvcWith("qwen", modelSpec("huggingface", "modelscope://qwen/Qwen2.5-0.5B")), Config: cfg,
+			Runtime: selection(huggingfaceRuntime(), v1beta1.ProtocolV2), StorageContainers: []v1alpha1.ClusterStorageContainer{modelscopeContainer}},
 		"storage-spec": {ISVC: isvcWith("spec", storageSpec), Config: cfg, Runtime: selection(sklearnRuntime(), v1beta1.ProtocolV1),
 			StorageConfig: &StorageConfig{Name: "storage-config", Data: map[string][]byte{"minio": []byte(`{"type": "s3", "bucket": "team"}`)}}},
 		"custom-storage-uri": {ISVC: isvcWith("custom-storage", customStorage), Config: cfg},

@@ -199,8 +199,16 @@ func mergeEnv(base, overlay []corev1.EnvVar) []corev1.EnvVar {
 
 // addStorage wires a storage URI into the pod: the model appears in the
 // first container at /mnt/models.
-func addStorage(c *Component, _ *v1beta1.InferenceService, in Inputs, uri string, creds storage.Credentials) error {
-	return AddModel(c, uri, initializerOf(in), creds, in.ImageVolumes)
+func addStorage(c *Component, isvc *v1beta1.InferenceService, in Inputs, uri string, creds storage.Credentials) error {
+	sc, err := storage.SelectContainer(uri, ptr.Deref(isvc.Spec.Predictor.StorageContainerName, ""), in.StorageContainers)
+	if err != nil {
+		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
+	}
+	var patch *corev1.Container
+	if sc != nil {
+		patch = &sc.Spec.Container
+	}
+	return addModel(c, uri, initializerOf(in), creds, in.ImageVolumes, patch)
 }
 
 // AddModel wires a model's storage URI into a component's pod, as for an
@@ -208,7 +216,14 @@ func addStorage(c *Component, _ *v1beta1.InferenceService, in Inputs, uri string
 // mounted from its claim, or run as a modelcar or image volume; the model
 // appears in the first container at /mnt/models.
 func AddModel(c *Component, uri string, init storage.Initializer, creds storage.Credentials, iv ImageVolumes) error {
-	loc, err := storage.Parse(uri)
+	return addModel(c, uri, init, creds, iv, nil)
+}
+
+// addModel is AddModel with the container of a ClusterStorageContainer
+// (nil for none) merged over the storage initializer; a URI of a scheme
+// Serval does not know is then downloaded by that container.
+func addModel(c *Component, uri string, init storage.Initializer, creds storage.Credentials, iv ImageVolumes, storageContainer *corev1.Container) error {
+	loc, err := storage.ParseWith(uri, storageContainer != nil)
 	if err != nil {
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
 	}
@@ -216,7 +231,13 @@ func AddModel(c *Component, uri string, init storage.Initializer, creds storage.
 		return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, fmt.Sprintf(
 			"%s asks for an image volume, which this cluster cannot mount: %s; use oci:// (a modelcar) or oci+fetch:// instead", uri, iv.Why)}
 	}
-	return applyPlan(c, storage.MakePlan(loc, init, creds))
+	plan := storage.MakePlan(loc, init, creds)
+	if storageContainer != nil {
+		if err := plan.UseContainer(*storageContainer); err != nil {
+			return &BuildError{c.Type, v1beta1.UnsupportedStorageURI, err.Error()}
+		}
+	}
+	return applyPlan(c, plan)
 }
 
 // addStorageURIs wires storageUris into the pod: each model at its path.

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
@@ -92,10 +93,14 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 			return err
 		}
 	}
+	storageContainers := &v1alpha1.ClusterStorageContainerList{}
+	if err := r.Client.List(ctx, storageContainers); err != nil {
+		return fmt.Errorf("list ClusterStorageContainers: %w", err)
+	}
 	comps, err := components.Build(components.Inputs{
 		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
 		ImageVolumes: imageVolumes, PreviousRolledOutRevisions: s.history.rolledOutRevisions(),
-		CanaryRuntimes: s.canaryRuntimes, ReadyCanaries: s.readyCanaries,
+		CanaryRuntimes: s.canaryRuntimes, ReadyCanaries: s.readyCanaries, StorageContainers: storageContainers.Items,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {

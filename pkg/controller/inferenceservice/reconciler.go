@@ -49,7 +49,7 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes;clusterstoragecontainers,verbs=get;list;watch
 // The child kinds' rules sit next to their registration (package registry).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get

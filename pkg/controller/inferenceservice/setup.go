@@ -44,6 +44,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&v1alpha1.ClusterServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
+		// A storage container may now download (or no longer download) a
+		// model's URI: rare, and cheap to check, so every InferenceService.
+		Watches(&v1alpha1.ClusterStorageContainer{}, handler.EnqueueRequestsFromMapFunc(r.forStorageContainer)).
 		// Pod states (a crash-looping storage initializer) explain readiness;
 		// only an event that changes what a pod tells the status counts. It
 		// waits its turn (unlike a child's change): what a pod tells is on its
@@ -63,7 +66,7 @@ func WatchedObjects() []client.Object {
 	crds := &metav1.PartialObjectMetadata{}
 	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	objs := []client.Object{&v1beta1.InferenceService{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{},
-		&corev1.ConfigMap{}, &corev1.Pod{}}
+		&v1alpha1.ClusterStorageContainer{}, &corev1.ConfigMap{}, &corev1.Pod{}}
 	for _, k := range registry.Kinds() {
 		if !k.Optional() {
 			objs = append(objs, k.New())
@@ -122,6 +125,12 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 	if key := client.ObjectKeyFromObject(obj); key != r.Config.Key() && key != r.KnativeFeatures.Key() {
 		return nil
 	}
+	return r.allInferenceServices(ctx)
+}
+
+// forStorageContainer re-enqueues every InferenceService when a
+// ClusterStorageContainer changes.
+func (r *Reconciler) forStorageContainer(ctx context.Context, _ client.Object) []reconcile.Request {
 	return r.allInferenceServices(ctx)
 }
 

@@ -122,6 +122,11 @@ type PredictorSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	WorkerSpec *apiextensionsv1.JSON `json:"workerSpec,omitempty"`
 
+	// StorageContainerName names the ClusterStorageContainer that downloads
+	// the model, instead of the first one whose formats match its URI.
+	// +optional
+	StorageContainerName *string `json:"storageContainerName,omitempty"`
+
 	// StorageURIs are several models to download or mount, each at its path
 	// (downloads may share one or nest, as in KServe).
 	// +optional

@@ -1105,6 +1105,11 @@ func (in *PredictorSpec) DeepCopyInto(out *PredictorSpec) {
 		*out = new(v1.JSON)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.StorageContainerName != nil {
+		in, out := &in.StorageContainerName, &out.StorageContainerName
+		*out = new(string)
+		**out = **in
+	}
 	if in.StorageURIs != nil {
 		in, out := &in.StorageURIs, &out.StorageURIs
 		*out = make([]StorageURISpec, len(*in))

@@ -168,6 +168,7 @@ func TestNamespaceScopedInstall(t *testing.T) {
 		{"list", "", "pods", "team-a", true},
 		{"get", "", "secrets", "team-b", false},
 		{"list", "serving.serval.dev", "clusterservingruntimes", "", true},
+		{"list", "serving.serval.dev", "clusterstoragecontainers", "", true},
 	} {
 		assert.Equal(t, c.allowed, can(t, sb, c.verb, c.group, c.resource, c.ns, ""), "%s %s/%s in %q", c.verb, c.group, c.resource, c.ns)
 	}

@@ -32,12 +32,12 @@ manifests) into the document's roles:
   "own":        the Role in the manager's namespace (its certificate Secret,
                 serval-config, its lease and the lease's Events);
   "cluster":    what is cluster-scoped by nature or granted by name
-                (CRDs, ClusterServingRuntimes, Serval's own webhook
+                (CRDs, ClusterServingRuntimes, ClusterStorageContainers, Serval's own webhook
                 configurations, Knative's config-features ConfigMap);
   "namespaced": everything else, granted where InferenceServices are served.
 */ -}}
 {{- define "serval.rules" -}}
-{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" "tokenreviews" "subjectaccessreviews" -}}
+{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "clusterstoragecontainers" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" "tokenreviews" "subjectaccessreviews" -}}
 {{- $own := list -}}
 {{- $cluster := list -}}
 {{- $namespaced := list -}}

@@ -40,6 +40,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
+	"github.com/serval-dev/serval/pkg/storage"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 	"github.com/serval-dev/serval/pkg/webhook/certs"
 )
@@ -203,7 +204,8 @@ func labelExists(label string) labels.Selector {
 // spec, see leanObject); ConfigMaps only in the manager's namespace
 // (serval-config) and Knative's config-features by name. Secrets and
 // ServiceAccounts are never cached (read uncached, by name, only when
-// credentials need them).
+// credentials need them), but for the metadata of the Secrets named
+// storage-config.
 func cacheOptions(o Options) cache.Options {
 	everything := cache.ByObject{Label: labels.Everything()}
 	crds := &metav1.PartialObjectMetadata{}
@@ -228,7 +230,12 @@ func cacheOptions(o Options) cache.Options {
 			&v1alpha2.LLMInferenceService{}:       everything,
 			&v1alpha2.LLMInferenceServiceConfig{}: everything,
 			crds:                                  everything,
-			&corev1.ConfigMap{}:                   {Label: labels.Everything(), Namespaces: configMaps},
+			// The metadata of the Secrets named storage-config, and of no
+			// other: one created late lets the InferenceServices that wait
+			// for it recover (their data is read uncached, when needed).
+			inferenceservice.StorageConfigSecrets(): {Label: labels.Everything(),
+				Field: fields.OneTermEqualSelector("metadata.name", storage.DefaultStorageConfigSecret)},
+			&corev1.ConfigMap{}: {Label: labels.Everything(), Namespaces: configMaps},
 		},
 	}
 	opts.DefaultNamespaces = watchedNamespaces(o)

@@ -172,6 +172,10 @@ func TestNamespaceScopedInstall(t *testing.T) {
 	} {
 		assert.Equal(t, c.allowed, can(t, sb, c.verb, c.group, c.resource, c.ns, ""), "%s %s/%s in %q", c.verb, c.group, c.resource, c.ns)
 	}
+	// Secrets: watched only by the name storage-config (their metadata,
+	// for one created late), never listed whole.
+	assert.True(t, can(t, sb, "watch", "", "secrets", "team-a", "storage-config"), "watch the storage-config Secrets")
+	assert.False(t, can(t, sb, "list", "", "secrets", "team-a", ""), "list every Secret")
 }
 
 // applySamples applies every file of config/samples to ns (through the

@@ -145,8 +145,7 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 // storage: {key, path} without a storageUri: its entry names the bucket.
 // Read uncached, by name: the cache holds no Secrets.
 func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceService) (*components.StorageConfig, error) {
-	m := isvc.Spec.Predictor.Model
-	if m == nil || m.StorageURI != nil || m.Storage == nil {
+	if !readsStorageConfig(isvc) {
 		return nil, nil
 	}
 	name := isvc.Annotations[v1beta1.StorageSecretNameAnnotation]
@@ -162,6 +161,14 @@ func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceS
 		return nil, fmt.Errorf("read Secret %s: %w", name, err)
 	}
 	return &components.StorageConfig{Name: name, Data: secret.Data}, nil
+}
+
+// readsStorageConfig: the predictor's model is given as storage: {key,
+// path} without a storageUri, so its bucket is read from the
+// storage-config Secret. isvc must be defaulted.
+func readsStorageConfig(isvc *v1beta1.InferenceService) bool {
+	m := isvc.Spec.Predictor.Model
+	return m != nil && m.StorageURI == nil && m.Storage != nil
 }
 
 // retryError is what the reconcile returns for the apply failures that a

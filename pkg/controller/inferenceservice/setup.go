@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -47,6 +48,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// A storage container may now download (or no longer download) a
 		// model's URI: rare, and cheap to check, so every InferenceService.
 		Watches(&v1alpha1.ClusterStorageContainer{}, handler.EnqueueRequestsFromMapFunc(r.forStorageContainer)).
+		// A storage-config Secret created (or changed) after the services
+		// that read it: the metadata of that name only.
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(StorageConfigSecrets()), handler.EnqueueRequestsFromMapFunc(r.forStorageConfigSecret))).
 		// Pod states (a crash-looping storage initializer) explain readiness;
 		// only an event that changes what a pod tells the status counts. It
 		// waits its turn (unlike a child's change): what a pod tells is on its
@@ -66,7 +70,7 @@ func WatchedObjects() []client.Object {
 	crds := &metav1.PartialObjectMetadata{}
 	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	objs := []client.Object{&v1beta1.InferenceService{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{},
-		&v1alpha1.ClusterStorageContainer{}, &corev1.ConfigMap{}, &corev1.Pod{}}
+		&v1alpha1.ClusterStorageContainer{}, StorageConfigSecrets(), &corev1.ConfigMap{}, &corev1.Pod{}}
 	for _, k := range registry.Kinds() {
 		if !k.Optional() {
 			objs = append(objs, k.New())
@@ -132,6 +136,33 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 // ClusterStorageContainer changes.
 func (r *Reconciler) forStorageContainer(ctx context.Context, _ client.Object) []reconcile.Request {
 	return r.allInferenceServices(ctx)
+}
+
+// StorageConfigSecrets is the metadata-only object the cache watches the
+// storage-config Secrets as.
+func StorageConfigSecrets() *metav1.PartialObjectMetadata {
+	secrets := &metav1.PartialObjectMetadata{}
+	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return secrets
+}
+
+// forStorageConfigSecret enqueues the InferenceServices of the Secret's
+// namespace whose model is given as storage: {key, path}: they read it.
+func (r *Reconciler) forStorageConfigSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &v1beta1.InferenceServiceList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "List InferenceServices for a storage-config Secret", "namespace", obj.GetNamespace())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		d := list.Items[i].DeepCopy()
+		v1beta1.Default(d)
+		if readsStorageConfig(d) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
 }
 
 // allInferenceServices lists every InferenceService as requests.

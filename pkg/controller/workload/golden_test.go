@@ -65,12 +65,12 @@ func TestGolden(t *testing.T) {
 			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](0), 10
 			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"External","external":{"metric":{"backend":"prometheus","serverAddress":"http://prometheus.monitoring:9090",` +
 				`"query":"sum(rate(http_requests_total{service=\"keda-prom-predictor\"}[1m]))","namespace":"monitoring"},"target":{"type":"Value","value":"2.5"},` +
-				`"authenticationRef":{"name":"prom-auth"}}}]}`)
+				`"authenticationRef":{"authenticationRef":{"name":"prom-auth"},"authModes":"bearer"}}}]}`)
 		}), standard.Mode{}},
 		{"keda-podmetric", custom("keda-otel", keda, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MaxReplicas = 3
 			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"PodMetric","podmetric":{"metric":{"backend":"opentelemetry","metricNames":["process_cpu_seconds_total"],` +
-				`"query":"avg(process_cpu_seconds_total)","operationOverTime":"last_one"},"target":{"type":"Value","value":"4"}}}]}`)
+				`"query":"process_cpu_seconds_total","operationOverTime":"last_one"},"target":{"type":"Value","value":"4"}}}]}`)
 		}), standard.Mode{}},
 		{"keda-default", custom("keda-plain", keda, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.ScaleMetric, s.Predictor.ScaleTarget = ptr.To(v1beta1.ScaleMetricMemory), ptr.To[int32](70)

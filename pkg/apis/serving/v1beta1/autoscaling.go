@@ -73,9 +73,45 @@ type ExternalMetrics struct {
 	Namespace     string `json:"namespace,omitempty"`
 }
 
-// ExtMetricAuthentication names a KEDA TriggerAuthentication.
+// ExtMetricAuthentication is how the scaler authenticates to the metrics
+// backend, in KServe's shape: {authenticationRef: {name}, authModes}.
 type ExtMetricAuthentication struct {
-	AuthenticationRef string `json:"name,omitempty"`
+	// AuthenticationRef names a KEDA TriggerAuthentication.
+	AuthenticationRef AuthenticationRef `json:"authenticationRef"`
+	// AuthModes is the scaler's authModes: bearer, basic or tls (a comma
+	// separated list).
+	AuthModes string `json:"authModes,omitempty"`
+}
+
+// AuthenticationRef names a KEDA TriggerAuthentication.
+type AuthenticationRef struct {
+	Name string `json:"name"`
+}
+
+// UnmarshalJSON decodes KServe's shape, {authenticationRef: {name},
+// authModes}, strictly; and the shape Serval read before,
+// {name}, which KEDA's own triggers use.
+func (a *ExtMetricAuthentication) UnmarshalJSON(data []byte) error {
+	type kserveShape ExtMetricAuthentication
+	var k kserveShape
+	if err := decodeStrictly(data, &k); err == nil {
+		*a = ExtMetricAuthentication(k)
+		return nil
+	}
+	var short struct {
+		Name string `json:"name"`
+	}
+	if err := decodeStrictly(data, &short); err != nil {
+		return errors.New(`authenticationRef is {authenticationRef: {name: <TriggerAuthentication>}, authModes: <bearer|basic|tls>}, as in KServe`)
+	}
+	*a = ExtMetricAuthentication{AuthenticationRef: AuthenticationRef{Name: short.Name}}
+	return nil
+}
+
+func decodeStrictly(data []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
 }
 
 // PodMetricSource is a metric the pods export.

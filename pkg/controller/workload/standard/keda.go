@@ -115,8 +115,13 @@ func kedaTriggers(c *components.Component, spec *v1beta1.AutoScalingSpec) ([]any
 			if t := m.External.Target.Type; t == v1beta1.TargetAverageValue || t == v1beta1.TargetValue {
 				trigger["metricType"] = t
 			}
-			if a := m.External.Authentication; a != nil && a.AuthenticationRef != "" {
-				trigger["authenticationRef"] = map[string]any{"name": a.AuthenticationRef}
+			if a := m.External.Authentication; a != nil {
+				if a.AuthModes != "" {
+					meta["authModes"] = a.AuthModes
+				}
+				if a.AuthenticationRef.Name != "" {
+					trigger["authenticationRef"] = map[string]any{"name": a.AuthenticationRef.Name}
+				}
 			}
 			triggers = append(triggers, trigger)
 		case m.Type == v1beta1.PodMetricSourceType && m.PodMetric != nil:
@@ -124,11 +129,15 @@ func kedaTriggers(c *components.Component, spec *v1beta1.AutoScalingSpec) ([]any
 			if address == "" {
 				address = DefaultOTelScaler
 			}
-			meta := map[string]any{"scalerAddress": address, "query": m.PodMetric.Metric.Query, "targetValue": targetValue(m.PodMetric.Target)}
+			// KServe's query: the metric summed over this Deployment's pods
+			// only, which the OpenTelemetry collector labels with their
+			// namespace and Deployment.
+			query := fmt.Sprintf(`sum(%s{namespace=%q, deployment=%q})`, m.PodMetric.Metric.Query, c.Namespace(), c.Name)
+			meta := map[string]any{"scalerAddress": address, "metricQuery": query, "targetValue": targetValue(m.PodMetric.Target)}
 			if op := m.PodMetric.Metric.OperationOverTime; op != "" {
 				meta["operationOverTime"] = op
 			}
-			triggers = append(triggers, map[string]any{"type": "external", "metricType": m.PodMetric.Target.Type, "metadata": meta})
+			triggers = append(triggers, map[string]any{"type": "external", "metadata": meta})
 		default:
 			return nil, fmt.Errorf("autoScaling.metrics[%d] of %s: a %s metric needs its source", i, c.Name, m.Type)
 		}

@@ -66,8 +66,10 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 		path := "spec." + component
 		out = append(out, unsupported(c, path, []string{"workerSpec", "art"})...)
 		out = append(out, unsupported(lookup(c, "logger"), path+".logger", []string{"storage"})...)
+		out = append(out, autoScalingFindings(metadata, c, path)...)
 		if component == "predictor" {
 			out = append(out, predictorFindings(c, path, opts)...)
+			out = append(out, storageFindings(c, path)...)
 		}
 	}
 	return out

@@ -5,7 +5,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -101,66 +104,82 @@ type StorageInitializer struct {
 	// storageInitializer.enableModelcar, ociModelMode, cpuModelcar,
 	// memoryModelcar, uidModelcar; KServe's names and defaults).
 	Modelcar storage.Modelcar
+	// CABundleConfigMapName (key storageInitializer.caBundleConfigMapName,
+	// KServe's) names a ConfigMap in Serval's namespace whose cabundle.crt
+	// the initializer trusts: copied into each namespace as
+	// global-ca-bundle and mounted at CABundleMountPath (key
+	// storageInitializer.caBundleVolumeMountPath). "" for none.
+	CABundleConfigMapName, CABundleMountPath string
+}
+
+// CABundle is the initializer's CA bundle in a served namespace.
+func (s *StorageInitializer) CABundle() storage.CABundle {
+	if s.CABundleConfigMapName == "" {
+		return storage.CABundle{MountPath: s.CABundleMountPath}
+	}
+	return storage.CABundle{ConfigMap: storage.GlobalCABundleConfigMap, MountPath: s.CABundleMountPath}
 }
 
 // Defaults are the values of keys absent from the ConfigMap.
 var Defaults = map[string]string{
-	"deploy.defaultDeploymentMode":         "Standard",
-	"storageInitializer.image":             "kserve/storage-initializer:v0.15.2",
-	"storageInitializer.cpuRequest":        "100m",
-	"storageInitializer.cpuLimit":          "1",
-	"storageInitializer.memoryRequest":     "100Mi",
-	"storageInitializer.memoryLimit":       "1Gi",
-	"storageInitializer.enableModelcar":    "true",
-	"storageInitializer.ociModelMode":      "modelcar",
-	"storageInitializer.cpuModelcar":       "10m",
-	"storageInitializer.memoryModelcar":    "15Mi",
-	"storageInitializer.uidModelcar":       "1010",
-	"resources.cpuRequest":                 "1",
-	"resources.cpuLimit":                   "1",
-	"resources.memoryRequest":              "2Gi",
-	"resources.memoryLimit":                "2Gi",
-	"ingress.enableGatewayApi":             "false",
-	"ingress.gateway":                      "serval-system/serval-ingress-gateway",
-	"ingress.gatewaySectionName":           "",
-	"ingress.ingressClassName":             "",
-	"ingress.ingressDomain":                "example.com",
-	"ingress.domainTemplate":               "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
-	"ingress.urlScheme":                    "http",
-	"ingress.disableIngressCreation":       "false",
-	"ingress.pathTemplate":                 "",
-	"ingress.requireLoadBalancerAddress":   "false",
-	"ingress.enableLLMInferenceServiceTLS": "false",
-	"ingress.enableIstioVirtualService":    "",
-	"ingress.disableIstioVirtualHost":      "false",
-	"ingress.ingressGateway":               "knative-serving/knative-ingress-gateway",
-	"ingress.localGateway":                 "knative-serving/knative-local-gateway",
-	"ingress.localGatewayService":          "knative-local-gateway.istio-system.svc.cluster.local",
-	"agent.image":                          "kserve/agent:v0.15.2",
-	"agent.cpuRequest":                     "100m",
-	"agent.cpuLimit":                       "1",
-	"agent.memoryRequest":                  "100Mi",
-	"agent.memoryLimit":                    "1Gi",
-	"logger.defaultUrl":                    "http://default-broker",
-	"batcher.maxBatchSize":                 "32",
-	"batcher.maxLatency":                   "5000",
-	"router.image":                         "",
-	"router.cpuRequest":                    "100m",
-	"router.cpuLimit":                      "1",
-	"router.memoryRequest":                 "100Mi",
-	"router.memoryLimit":                   "1Gi",
-	"router.propagateHeaders":              "",
-	"router.maxHeaderBytes":                "1Mi",
-	"router.maxRequestBodyBytes":           "64Mi",
-	"router.maxResponseBodyBytes":          "64Mi",
-	"router.readHeaderTimeout":             "10s",
-	"router.readTimeout":                   "60s",
-	"router.writeTimeout":                  "60s",
-	"router.idleTimeout":                   "180s",
-	"router.stepTimeout":                   "60s",
-	"router.stepDialTimeout":               "10s",
-	"router.stepResponseHeaderTimeout":     "0s",
-	"router.maxIdleConnsPerStep":           "256",
+	"deploy.defaultDeploymentMode":               "Standard",
+	"storageInitializer.image":                   "kserve/storage-initializer:v0.15.2",
+	"storageInitializer.cpuRequest":              "100m",
+	"storageInitializer.cpuLimit":                "1",
+	"storageInitializer.memoryRequest":           "100Mi",
+	"storageInitializer.memoryLimit":             "1Gi",
+	"storageInitializer.enableModelcar":          "true",
+	"storageInitializer.ociModelMode":            "modelcar",
+	"storageInitializer.cpuModelcar":             "10m",
+	"storageInitializer.memoryModelcar":          "15Mi",
+	"storageInitializer.uidModelcar":             "1010",
+	"storageInitializer.caBundleConfigMapName":   "",
+	"storageInitializer.caBundleVolumeMountPath": storage.DefaultCABundleMountPath,
+	"resources.cpuRequest":                       "1",
+	"resources.cpuLimit":                         "1",
+	"resources.memoryRequest":                    "2Gi",
+	"resources.memoryLimit":                      "2Gi",
+	"ingress.enableGatewayApi":                   "false",
+	"ingress.gateway":                            "serval-system/serval-ingress-gateway",
+	"ingress.gatewaySectionName":                 "",
+	"ingress.ingressClassName":                   "",
+	"ingress.ingressDomain":                      "example.com",
+	"ingress.domainTemplate":                     "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
+	"ingress.urlScheme":                          "http",
+	"ingress.disableIngressCreation":             "false",
+	"ingress.pathTemplate":                       "",
+	"ingress.requireLoadBalancerAddress":         "false",
+	"ingress.enableLLMInferenceServiceTLS":       "false",
+	"ingress.enableIstioVirtualService":          "",
+	"ingress.disableIstioVirtualHost":            "false",
+	"ingress.ingressGateway":                     "knative-serving/knative-ingress-gateway",
+	"ingress.localGateway":                       "knative-serving/knative-local-gateway",
+	"ingress.localGatewayService":                "knative-local-gateway.istio-system.svc.cluster.local",
+	"agent.image":                                "kserve/agent:v0.15.2",
+	"agent.cpuRequest":                           "100m",
+	"agent.cpuLimit":                             "1",
+	"agent.memoryRequest":                        "100Mi",
+	"agent.memoryLimit":                          "1Gi",
+	"logger.defaultUrl":                          "http://default-broker",
+	"batcher.maxBatchSize":                       "32",
+	"batcher.maxLatency":                         "5000",
+	"router.image":                               "",
+	"router.cpuRequest":                          "100m",
+	"router.cpuLimit":                            "1",
+	"router.memoryRequest":                       "100Mi",
+	"router.memoryLimit":                         "1Gi",
+	"router.propagateHeaders":                    "",
+	"router.maxHeaderBytes":                      "1Mi",
+	"router.maxRequestBodyBytes":                 "64Mi",
+	"router.maxResponseBodyBytes":                "64Mi",
+	"router.readHeaderTimeout":                   "10s",
+	"router.readTimeout":                         "60s",
+	"router.writeTimeout":                        "60s",
+	"router.idleTimeout":                         "180s",
+	"router.stepTimeout":                         "60s",
+	"router.stepDialTimeout":                     "10s",
+	"router.stepResponseHeaderTimeout":           "0s",
+	"router.maxIdleConnsPerStep":                 "256",
 }
 
 // KeyError is a bad value for one key.
@@ -197,6 +216,16 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.StorageInitializer.Image = p.nonEmpty("storageInitializer.image")
 	cfg.StorageInitializer.Resources = p.resources("storageInitializer.")
 	cfg.StorageInitializer.Modelcar = p.modelcar()
+	cfg.StorageInitializer.CABundleConfigMapName = p.value("storageInitializer.caBundleConfigMapName")
+	if name := cfg.StorageInitializer.CABundleConfigMapName; name != "" {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			p.fail("storageInitializer.caBundleConfigMapName", name, "is not a ConfigMap name: "+strings.Join(msgs, "; "))
+		}
+	}
+	cfg.StorageInitializer.CABundleMountPath = p.value("storageInitializer.caBundleVolumeMountPath")
+	if path := cfg.StorageInitializer.CABundleMountPath; !strings.HasPrefix(path, "/") || path == "/" {
+		p.fail("storageInitializer.caBundleVolumeMountPath", path, "must be an absolute path other than /")
+	}
 	cfg.DefaultResources = p.resources("resources.")
 	cfg.Ingress = p.ingress()
 	cfg.Agent = Agent{Image: p.nonEmpty("agent.image"), Resources: p.resources("agent."), LoggerDefaultURL: p.nonEmpty("logger.defaultUrl"),

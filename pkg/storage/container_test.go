@@ -94,7 +94,7 @@ func TestUseContainer(t *testing.T) {
 	assert.Equal(t, "example.com/downloader:2", c.Image)
 	assert.Equal(t, before.Args, c.Args, "the URI and path stay")
 	assert.Equal(t, before.VolumeMounts, c.VolumeMounts)
-	assert.Equal(t, "1", envOf(c.Env, "HF_HUB_ENABLE_HF_TRANSFER"), "env merged by name")
+	assert.Equal(t, "1", envValue(c.Env, "HF_HUB_ENABLE_HF_TRANSFER"), "env merged by name")
 	for _, e := range before.Env {
 		assert.Contains(t, c.Env, e, "the credentials' env stays")
 	}
@@ -105,13 +105,4 @@ func TestUseContainer(t *testing.T) {
 	mounted := MakePlan(claim, Initializer{}, Credentials{})
 	require.NoError(t, mounted.UseContainer(corev1.Container{Image: "x"}))
 	assert.Nil(t, mounted.InitContainer, "a claim is mounted, not downloaded")
-}
-
-func envOf(env []corev1.EnvVar, name string) string {
-	for _, e := range env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	return ""
 }

@@ -18,6 +18,16 @@ const (
 	S3UseHTTPSAnnotation  = "serving.serval.dev/s3-usehttps"
 	S3RegionAnnotation    = "serving.serval.dev/s3-region"
 	S3VerifySSLAnnotation = "serving.serval.dev/s3-verifyssl"
+	// S3CABundleConfigMapAnnotation names a ConfigMap with the endpoint's
+	// CA bundle (cabundle.crt), mounted into the initializer; and
+	// S3CABundleAnnotation the bundle's path there (KServe's annotations).
+	S3CABundleConfigMapAnnotation = "serving.serval.dev/s3-cabundle-configmap"
+	S3CABundleAnnotation          = "serving.serval.dev/s3-cabundle"
+	// S3UseAnonymousCredentialAnnotation, S3UseVirtualBucketAnnotation and
+	// S3UseAccelerateAnnotation are KServe's other S3 settings.
+	S3UseAnonymousCredentialAnnotation = "serving.serval.dev/s3-useanoncredential"
+	S3UseVirtualBucketAnnotation       = "serving.serval.dev/s3-usevirtualbucket"
+	S3UseAccelerateAnnotation          = "serving.serval.dev/s3-useaccelerate"
 )
 
 // credentialsFor returns the initializer's env vars, and the volumes and mounts
@@ -89,6 +99,15 @@ func s3Settings(annotations map[string]string) []corev1.EnvVar {
 	}
 	if region := annotations[S3RegionAnnotation]; region != "" {
 		env = append(env, corev1.EnvVar{Name: "AWS_REGION", Value: region})
+	}
+	for _, setting := range []struct{ annotation, env string }{
+		{S3UseVirtualBucketAnnotation, "S3_USER_VIRTUAL_BUCKET"}, {S3UseAccelerateAnnotation, "S3_USE_ACCELERATE"},
+		{S3UseAnonymousCredentialAnnotation, "awsAnonymousCredential"},
+		{S3CABundleAnnotation, awsCABundleEnv}, {S3CABundleConfigMapAnnotation, awsCABundleConfigMapEnv},
+	} {
+		if v := annotations[setting.annotation]; v != "" {
+			env = append(env, corev1.EnvVar{Name: setting.env, Value: v})
+		}
 	}
 	return env
 }

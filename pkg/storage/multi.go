@@ -138,6 +138,7 @@ func MakeMultiPlan(entries []Entry, init Initializer, creds Credentials) (Plan, 
 		VolumeMounts:             append([]corev1.VolumeMount{{Name: VolumeName, MountPath: parent}}, mounts...),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	volumes = addCABundle(plan.InitContainer, volumes, init.CABundle)
 	plan.Volumes = append(append([]corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, volumes...), plan.Volumes...)
 	plan.ServerMount = corev1.VolumeMount{Name: VolumeName, MountPath: parent, ReadOnly: true}
 	return plan, nil

@@ -30,6 +30,8 @@ type Initializer struct {
 	Resources corev1.ResourceRequirements
 	// Modelcar configures OCI model images.
 	Modelcar Modelcar
+	// CABundle is the CA bundle the initializer trusts.
+	CABundle CABundle
 }
 
 // Credentials are the inputs for the initializer's credentials.
@@ -99,6 +101,7 @@ func MakePlan(loc Location, init Initializer, creds Credentials) Plan {
 		VolumeMounts:             append([]corev1.VolumeMount{{Name: VolumeName, MountPath: MountPath}}, mounts...),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	volumes = addCABundle(container, volumes, init.CABundle)
 	return Plan{
 		InitContainer: container,
 		Volumes:       append([]corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, volumes...),

@@ -266,7 +266,7 @@ func AddModels(c *Component, entries []storage.Entry, init storage.Initializer, 
 
 func initializerOf(in Inputs) storage.Initializer {
 	si := in.Config.StorageInitializer
-	return storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}
+	return storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}
 }
 
 // applyPlan adds a storage plan to the pod.

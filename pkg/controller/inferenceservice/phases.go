@@ -13,6 +13,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/runtime"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -93,6 +94,17 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 			return err
 		}
 	}
+	if name := s.cfg.StorageInitializer.CABundleConfigMapName; name != "" && downloadsModel(s.defaulted) {
+		err := r.caBundles.Ensure(ctx, s.isvc.Namespace, name)
+		var problem *cabundle.Problem
+		if errors.As(err, &problem) {
+			s.fail(v1beta1.PredictorComponent, v1beta1.ReasonInvalidConfig, problem.Message)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 	storageContainers := &v1alpha1.ClusterStorageContainerList{}
 	if err := r.Client.List(ctx, storageContainers); err != nil {
 		return fmt.Errorf("list ClusterStorageContainers: %w", err)
@@ -161,6 +173,16 @@ func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceS
 		return nil, fmt.Errorf("read Secret %s: %w", name, err)
 	}
 	return &components.StorageConfig{Name: name, Data: secret.Data}, nil
+}
+
+// downloadsModel: a storage initializer fetches the predictor's model (a
+// URI that is not a claim, storageUris, or storage: {key, path}), so its
+// CA bundle is needed in the namespace.
+func downloadsModel(isvc *v1beta1.InferenceService) bool {
+	if uri := components.StorageURIOf(isvc); uri != "" && !strings.HasPrefix(uri, "pvc://") {
+		return true
+	}
+	return len(isvc.Spec.Predictor.StorageURIs) > 0 || readsStorageConfig(isvc)
 }
 
 // readsStorageConfig: the predictor's model is given as storage: {key,

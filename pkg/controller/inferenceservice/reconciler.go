@@ -16,6 +16,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
@@ -41,6 +42,7 @@ type Reconciler struct {
 
 	pipeline     *pipeline.Pipeline
 	credentials  *credentials.Memo
+	caBundles    *cabundle.Copier
 	statusWrites statusWrites
 	// templateFailures counts the services whose hosts or paths the
 	// ingress templates cannot render validly.

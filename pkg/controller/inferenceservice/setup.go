@@ -19,6 +19,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
@@ -32,6 +33,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	r.pipeline = pipeline.New(mgr, &v1beta1.InferenceService{}, r.Applier, r.Recorder)
 	r.credentials = credentials.NewMemo()
+	r.caBundles = &cabundle.Copier{Client: mgr.GetClient(), Namespace: r.Config.Key().Namespace}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: pipeline.RateLimiter()}).
@@ -126,10 +128,20 @@ func (r *Reconciler) forRuntime(ctx context.Context, obj client.Object) []reconc
 // (every key can change what any of them renders) or Knative's
 // config-features does (a Knative-mode component may now be accepted).
 func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconcile.Request {
-	if key := client.ObjectKeyFromObject(obj); key != r.Config.Key() && key != r.KnativeFeatures.Key() {
+	if key := client.ObjectKeyFromObject(obj); key != r.Config.Key() && key != r.KnativeFeatures.Key() && !r.isCABundle(ctx, key) {
 		return nil
 	}
 	return r.allInferenceServices(ctx)
+}
+
+// isCABundle reports whether key is the storage initializer's CA bundle
+// ConfigMap that serval-config names: its copies follow it.
+func (r *Reconciler) isCABundle(ctx context.Context, key types.NamespacedName) bool {
+	if key.Namespace != r.Config.Key().Namespace {
+		return false
+	}
+	cfg, _, err := r.Config.Snapshot(ctx)
+	return err == nil && cfg.StorageInitializer.CABundleConfigMapName == key.Name
 }
 
 // forStorageContainer re-enqueues every InferenceService when a

@@ -16,6 +16,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
@@ -42,6 +43,7 @@ type Reconciler struct {
 	// credentials are the download credentials of the model pods'
 	// ServiceAccounts.
 	credentials *credentials.Memo
+	caBundles   *cabundle.Copier
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch

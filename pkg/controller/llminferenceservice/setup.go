@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
@@ -31,6 +32,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
 	r.certs = &servingcert.Keeper{Reader: r.APIReader}
 	r.credentials = credentials.NewMemo()
+	r.caBundles = &cabundle.Copier{Client: mgr.GetClient(), Namespace: r.Namespace}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("llminferenceservice").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Concurrency, 1), RateLimiter: pipeline.RateLimiter()}).

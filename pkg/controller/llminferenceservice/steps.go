@@ -12,6 +12,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
@@ -59,8 +60,19 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) error {
 	si := cfg.StorageInitializer
 	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS,
-		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar}}
+		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}}
 	if sa, ok := children.DownloadServiceAccount(s.inputs); ok {
+		if name := si.CABundleConfigMapName; name != "" {
+			err := r.caBundles.Ensure(ctx, s.svc.Namespace, name)
+			var problem *cabundle.Problem
+			if errors.As(err, &problem) {
+				s.fail(v1alpha2.ConditionMainWorkloadReady, "InvalidConfig", problem.Message)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
 		secrets, err := r.credentials.ServiceAccountSecrets(ctx, r.APIReader, types.NamespacedName{Namespace: s.svc.Namespace, Name: sa})
 		if err != nil {
 			return err

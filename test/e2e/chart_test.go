@@ -79,7 +79,7 @@ func TestChartRendersObjectsTheAPIServerAccepts(t *testing.T) {
 	}
 
 	crds := render(t, "charts/serval-crds")
-	require.Len(t, crds, 6)
+	require.Len(t, crds, 7)
 	for _, crd := range crds {
 		assert.Equal(t, "keep", crd.GetAnnotations()["helm.sh/resource-policy"], "uninstall keeps %s", crd.GetName())
 		apply(t, crd)
@@ -90,7 +90,7 @@ func TestChartRendersObjectsTheAPIServerAccepts(t *testing.T) {
 		args  []string
 		kinds []string
 	}{
-		"self-managed certificates": {nil, []string{"ClusterRole", "Deployment", "ClusterServingRuntime"}},
+		"self-managed certificates": {nil, []string{"ClusterRole", "Deployment", "ClusterServingRuntime", "ClusterStorageContainer"}},
 		"cert-manager":              {[]string{"--set", "webhook.certMode=external"}, []string{"Issuer", "Certificate"}},
 		"cert-manager with a ClusterIssuer": {[]string{"--set", "webhook.certMode=external", "--set", "webhook.certManager.issuerRef.kind=ClusterIssuer",
 			"--set", "webhook.certManager.issuerRef.name=corp-ca"}, []string{"Certificate"}},

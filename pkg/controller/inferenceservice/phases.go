@@ -84,7 +84,7 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	storageConfig, err := r.storageConfig(ctx, s.defaulted)
+	storageConfig, err := r.storageConfig(ctx, s, s.defaulted)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (r *Reconciler) serviceAccountSecrets(ctx context.Context, isvc *v1beta1.In
 // storageConfig reads the storage-config Secret when the model is given as
 // storage: {key, path} without a storageUri: its entry names the bucket.
 // Read uncached, by name: the cache holds no Secrets.
-func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceService) (*components.StorageConfig, error) {
+func (r *Reconciler) storageConfig(ctx context.Context, s *scope, isvc *v1beta1.InferenceService) (*components.StorageConfig, error) {
 	if !readsStorageConfig(isvc) {
 		return nil, nil
 	}
@@ -167,6 +167,9 @@ func (r *Reconciler) storageConfig(ctx context.Context, isvc *v1beta1.InferenceS
 	secret := &corev1.Secret{}
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: isvc.Namespace, Name: name}, secret)
 	if apierrors.IsNotFound(err) {
+		// storage-config is watched by name; a Secret of another name is
+		// looked for again (SecretRecheckInterval).
+		s.recheckSecret = name != storage.DefaultStorageConfigSecret
 		return &components.StorageConfig{Name: name}, nil
 	}
 	if err != nil {

@@ -66,6 +66,11 @@ type Reconciler struct {
 // conflicting object looks again whether the object is still there.
 const ConflictRecheckInterval = 10 * time.Second
 
+// SecretRecheckInterval is how often an InferenceService looks again for
+// a storage Secret of its own name (the storageSecretName annotation) that
+// does not exist yet; the Secrets named storage-config are watched.
+var SecretRecheckInterval = 15 * time.Second
+
 // StaleRetryInterval is when a reconcile whose write was refused for a
 // stale read (409 Conflict: another writer came first) runs again, if no
 // watch event has brought it sooner.
@@ -105,6 +110,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// The conflicting object carries no Serval label, so it is neither
 		// cached nor watched: look again later, to notice when it is gone.
 		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
+	}
+	if err == nil && s.recheckSecret {
+		// Only the Secrets named storage-config are watched.
+		return ctrl.Result{RequeueAfter: SecretRecheckInterval}, nil
 	}
 	if err == nil && s.staleRead {
 		// The other writer's change brings a watch event anyway; the

@@ -64,6 +64,9 @@ type scope struct {
 	stopped bool
 	// reconciled is true when every phase ran: observedGeneration may advance.
 	reconciled bool
+	// recheckSecret: the storage Secret the annotation names does not exist
+	// (and is not watched): look again later.
+	recheckSecret bool
 }
 
 func newScope(isvc *v1beta1.InferenceService) *scope {

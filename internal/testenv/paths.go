@@ -88,7 +88,15 @@ var upstreamCRDSources = []struct {
 	// KEDA's Go packages pin an older controller-runtime, so go.mod does not
 	// require it either; only its ScaledObject CRD is used.
 	{KEDA, "github.com/kedacore/keda/v2@" + KEDAVersion, []string{"config/crd/bases/keda.sh_scaledobjects.yaml"}, true},
+	// The OpenTelemetry operator's collector CRD, for PodMetric triggers;
+	// Serval imports none of its code.
+	{OpenTelemetry, "github.com/open-telemetry/opentelemetry-operator@" + OpenTelemetryOperatorVersion,
+		[]string{"config/crd/bases/opentelemetry.io_opentelemetrycollectors.yaml"}, true},
 }
+
+// OpenTelemetryOperatorVersion is the OpenTelemetry operator release whose
+// OpenTelemetryCollector CRD the PodMetric tests install.
+const OpenTelemetryOperatorVersion = "v0.129.1"
 
 // KEDAVersion is the KEDA release whose ScaledObject CRD the KEDA tests
 // install.
@@ -113,6 +121,8 @@ const (
 	CertManager Project = "cert-manager"
 	// KEDA's ScaledObject CRD is opt-in too: tests install it late.
 	KEDA Project = "keda"
+	// OpenTelemetry is the OpenTelemetry operator's collector CRD, opt-in.
+	OpenTelemetry Project = "opentelemetry"
 )
 
 var (

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -37,7 +38,7 @@ func render(req Request, present func(kinds.Kind) bool, out *Outcome) error {
 		}
 		// An optional kind the component asks for (a KEDA ScaledObject).
 		if k := missing(kinds.Used(req.Mode.Kinds(), gvksOf(objs)), present); k != nil {
-			out.Failure = missingCRD(c.Type, k, fmt.Sprintf("the %s needs a %s", c.Type, k.GVK.Kind))
+			out.Failure = missingCRD(c.Type, k, fmt.Sprintf("the %s needs %s", c.Type, withArticle(k.GVK.Kind)))
 			return nil
 		}
 		for _, o := range objs {
@@ -120,4 +121,13 @@ func WorkloadHash(objs []apply.Object, k workload.Mode) string {
 		}
 	}
 	return ""
+}
+
+// withArticle is a kind's name with its indefinite article: "a
+// ScaledObject", "an OpenTelemetryCollector".
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }

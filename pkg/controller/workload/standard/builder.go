@@ -43,11 +43,12 @@ func (Mode) Workload() kinds.Kind { return DeploymentKind }
 
 // Kinds implements workload.Mode.
 func (Mode) Kinds() []kinds.Kind {
-	return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind, ScaledObjectKind}
+	return []kinds.Kind{DeploymentKind, ServiceKind, HPAKind, ScaledObjectKind, OpenTelemetryCollectorKind}
 }
 
 // Objects implements workload.Mode: a Deployment, a Service and, with
-// autoscalerClass hpa, an HPA; with keda, a KEDA ScaledObject.
+// autoscalerClass hpa, an HPA; with keda, a KEDA ScaledObject (and for
+// PodMetric triggers, KServe's OpenTelemetryCollector).
 func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 	dep, err := MakeDeployment(c)
 	if err != nil {
@@ -66,6 +67,9 @@ func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 			return nil, err
 		}
 		objs = append(objs, apply.Object{GVK: ScaledObjectKind.GVK, Key: c.Key(), Spec: client.ApplyConfigurationFromUnstructured(so)})
+		if otel := MakeOpenTelemetryCollector(c); otel != nil {
+			objs = append(objs, apply.Object{GVK: OpenTelemetryCollectorKind.GVK, Key: c.Key(), Spec: client.ApplyConfigurationFromUnstructured(otel)})
+		}
 	}
 	return objs, nil
 }

@@ -56,24 +56,30 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 	if maxR < max(minR, 1) {
 		maxR = max(minR, 1)
 	}
+	return unstructuredChild(c, ScaledObjectKind, map[string]any{
+		"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": c.Name},
+		"minReplicaCount": int64(minR),
+		"maxReplicaCount": int64(maxR),
+		"triggers":        triggers,
+	}), nil
+}
+
+// unstructuredChild is a child of c of a kind Serval builds as
+// Unstructured: named as c, with its labels and owner reference.
+func unstructuredChild(c *components.Component, k kinds.Kind, spec map[string]any) *unstructured.Unstructured {
 	labels := map[string]any{}
-	for k, v := range c.Labels {
-		labels[k] = v
+	for key, v := range c.Labels {
+		labels[key] = v
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": ScaledObjectKind.GVK.GroupVersion().String(),
-		"kind":       ScaledObjectKind.GVK.Kind,
+		"apiVersion": k.GVK.GroupVersion().String(),
+		"kind":       k.GVK.Kind,
 		"metadata": map[string]any{
 			"name": c.Name, "namespace": c.Namespace(), "labels": labels,
 			"ownerReferences": []any{c.Owner.Unstructured()},
 		},
-		"spec": map[string]any{
-			"scaleTargetRef":  map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": c.Name},
-			"minReplicaCount": int64(minR),
-			"maxReplicaCount": int64(maxR),
-			"triggers":        triggers,
-		},
-	}}, nil
+		"spec": spec,
+	}}
 }
 
 func kedaTriggers(c *components.Component, spec *v1beta1.AutoScalingSpec) ([]any, error) {

@@ -86,17 +86,5 @@ func MakeOpenTelemetryCollector(c *components.Component) *unstructured.Unstructu
 			"receivers": []any{"prometheus"}, "processors": []any{"resourcedetection/env", "transform", "filter/metrics"}, "exporters": []any{"otlp"},
 		}}},
 	}
-	labels := map[string]any{}
-	for k, v := range c.Labels {
-		labels[k] = v
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": OpenTelemetryCollectorKind.GVK.GroupVersion().String(),
-		"kind":       OpenTelemetryCollectorKind.GVK.Kind,
-		"metadata": map[string]any{
-			"name": c.Name, "namespace": c.Namespace(), "labels": labels,
-			"ownerReferences": []any{c.Owner.Unstructured()},
-		},
-		"spec": map[string]any{"mode": "sidecar", "config": config},
-	}}
+	return unstructuredChild(c, OpenTelemetryCollectorKind, map[string]any{"mode": "sidecar", "config": config})
 }

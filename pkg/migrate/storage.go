@@ -54,18 +54,34 @@ func unknownScheme(uri string) string {
 	return ""
 }
 
-// autoScalingFindings reports a component's autoScaling without the KEDA
-// autoscaler class, which Serval's webhook refuses (KServe's HPA takes its
-// Resource metrics; Serval's takes scaleMetric and scaleTarget).
+// autoScalingFindings reports a component's autoScaling that Serval's
+// webhook refuses: with an autoscaler class other than keda or hpa, or
+// under an HPA with metrics other than cpu and memory (KServe's HPA skips
+// those without a word).
 func autoScalingFindings(metadata, c *yaml.Node, path string) []finding {
-	if lookup(c, "autoScaling") == nil {
+	as := lookup(c, "autoScaling")
+	if as == nil {
 		return nil
 	}
-	class := lookup(lookup(metadata, "annotations"), v1beta1.AutoscalerClassAnnotation)
-	if class != nil && strings.EqualFold(class.Value, string(v1beta1.AutoscalerKEDA)) {
-		return nil
+	class := ""
+	if v := lookup(lookup(metadata, "annotations"), v1beta1.AutoscalerClassAnnotation); v != nil {
+		class = strings.ToLower(v.Value)
 	}
-	return []finding{{path: path + ".autoScaling", blocking: true, msg: "Serval takes autoScaling with the autoscalerClass keda annotation only " +
-		"(KServe's HPA also reads its cpu and memory metrics): " + rejectedByWebhook +
-		"; add serving.serval.dev/autoscalerClass: keda, or write the metric as scaleMetric and scaleTarget"}}
+	switch class {
+	case string(v1beta1.AutoscalerKEDA):
+		return nil
+	case "", string(v1beta1.AutoscalerHPA):
+		var out []finding
+		if metrics := lookup(as, "metrics"); metrics != nil && metrics.Kind == yaml.SequenceNode {
+			for i, m := range metrics.Content {
+				if t := lookup(m, "type"); t != nil && t.Value != "Resource" {
+					out = append(out, finding{path: fmt.Sprintf("%s.autoScaling.metrics[%d]", path, i), blocking: true, msg: fmt.Sprintf(
+						"an HPA scales on cpu and memory (KServe's skips the %s metric): %s; add serving.serval.dev/autoscalerClass: keda", t.Value, rejectedByWebhook)})
+				}
+			}
+		}
+		return out
+	}
+	return []finding{{path: path + ".autoScaling", blocking: true, msg: "Serval takes autoScaling with autoscalerClass keda or hpa, not " + class +
+		": " + rejectedByWebhook}}
 }

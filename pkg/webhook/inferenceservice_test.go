@@ -57,8 +57,11 @@ func TestBadInferenceServicesAreRejected(t *testing.T) {
 			`spec.canary: Invalid value: 110: the canaries' trafficPercent add up to 110; at most 100`},
 		{"keda in Knative mode", isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda, serving.serval.dev/deploymentMode: Knative}\n", sklearnModel),
 			`metadata.annotations[serving.serval.dev/autoscalerClass]: Forbidden: autoscalerClass keda scales a Deployment: it needs Standard mode (Knative scales its own)`},
-		{"autoScaling with hpa", isvcYAML("autoscaling", "", sklearnModel+"    autoScaling: {metrics: []}\n"),
-			`spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget`},
+		{"autoScaling without an autoscaler", isvcYAML("autoscaling", "  annotations: {serving.serval.dev/autoscalerClass: none}\n", sklearnModel+"    autoScaling: {metrics: []}\n"),
+			`spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda or hpa, not none`},
+		{"a pod metric under an HPA", isvcYAML("autoscaling-hpa", "", sklearnModel+
+			"    autoScaling: {metrics: [{type: PodMetric, podmetric: {metric: {backend: opentelemetry, query: q}, target: {type: Value, value: '2'}}}]}\n"),
+			`spec.predictor.autoScaling.metrics[0].type: Forbidden: an HPA scales on Resource metrics (cpu, memory); a PodMetric metric needs autoscalerClass keda`},
 		{"unknown mode", isvcYAML("mode", "  annotations: {serving.serval.dev/deploymentMode: Sideways}\n", sklearnModel),
 			`metadata.annotations[serving.serval.dev/deploymentMode]: Unsupported value: "Sideways"`},
 		{"deploymentStrategy in Knative mode", isvcYAML("strategy", "  annotations: {serving.serval.dev/deploymentMode: Knative}\n", sklearnModel+"    deploymentStrategy: {type: Recreate}\n"),

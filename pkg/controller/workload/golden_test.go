@@ -45,6 +45,11 @@ func TestGolden(t *testing.T) {
 			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](2), 5
 			s.Predictor.ScaleMetric, s.Predictor.ScaleTarget = ptr.To(v1beta1.ScaleMetricMemory), ptr.To[int32](70)
 		}), standard.Mode{}},
+		{"standard-hpa-autoscaling", custom("hpa-metrics", nil, func(s *v1beta1.InferenceServiceSpec) {
+			s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](2), 6
+			s.Predictor.AutoScaling = raw(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":60}}},` +
+				`{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"2Gi"}}}]}`)
+		}), standard.Mode{}},
 		{"standard-no-autoscaler", custom("fixed", map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}, func(s *v1beta1.InferenceServiceSpec) {
 			s.Predictor.MinReplicas = ptr.To[int32](3)
 			s.Predictor.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -162,12 +163,24 @@ func validateAutoScaling(ext *ComponentExtensionSpec, path *field.Path, class Au
 	if spec == nil {
 		return nil
 	}
-	if class != AutoscalerKEDA {
-		return field.ErrorList{field.Forbidden(p, "autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget")}
+	switch class {
+	case AutoscalerKEDA, AutoscalerHPA:
+	default:
+		return field.ErrorList{field.Forbidden(p, fmt.Sprintf("autoScaling takes effect with autoscalerClass keda or hpa, not %s", class))}
 	}
 	var errs field.ErrorList
 	for i, m := range spec.Metrics {
 		mp := p.Child("metrics").Index(i)
+		if class == AutoscalerHPA && m.Type != ResourceMetricSourceType {
+			// KServe's HPA skips them without a word.
+			article := "a"
+			if m.Type == ExternalMetricSourceType {
+				article = "an"
+			}
+			errs = append(errs, field.Forbidden(mp.Child("type"), fmt.Sprintf(
+				"an HPA scales on Resource metrics (cpu, memory); %s %s metric needs autoscalerClass keda", article, m.Type)))
+			continue
+		}
 		switch m.Type {
 		case ResourceMetricSourceType:
 			if m.Resource == nil {

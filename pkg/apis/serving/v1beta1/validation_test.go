@@ -132,8 +132,12 @@ func TestValidate(t *testing.T) {
 		{name: "a batcher of size 0", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Batcher = keda(`{"maxBatchSize":0}`) })),
 			want: []string{"spec.predictor.batcher.maxBatchSize: Invalid value: 0: must be at least 1"}},
 		{name: "a logger in Knative mode", isvc: makeISVC(withAnnotation(DeploymentModeAnnotation, "Knative"), withPredictor(func(p *PredictorSpec) { p.Logger = unsupported }))},
-		{name: "autoScaling without keda", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
-			want: []string{"spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda; with hpa, use scaleMetric and scaleTarget"}},
+		{name: "autoScaling under an HPA", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported }))},
+		{name: "autoScaling without an autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "none"), withPredictor(func(p *PredictorSpec) { p.AutoScaling = unsupported })),
+			want: []string{"spec.predictor.autoScaling: Forbidden: autoScaling takes effect with autoscalerClass keda or hpa, not none"}},
+		{name: "an External metric under an HPA", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrics":[{"type":"External","external":{"metric":{"serverAddress":"http://prom:9090","query":"q"},"target":{"type":"Value","value":"2"}}}]}`)
+		})), want: []string{"spec.predictor.autoScaling.metrics[0].type: Forbidden: an HPA scales on Resource metrics (cpu, memory); an External metric needs autoscalerClass keda"}},
 		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),
 			want: []string{"spec.predictor.workerSpec is not supported by Serval yet"}},
 		{name: "a percent without the sign", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {

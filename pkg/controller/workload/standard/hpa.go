@@ -39,7 +39,38 @@ func MakeHPA(c *components.Component) *autoscalingv2ac.HorizontalPodAutoscalerAp
 				WithAPIVersion("apps/v1").WithKind("Deployment").WithName(c.Name)).
 			WithMinReplicas(minR).
 			WithMaxReplicas(maxR).
-			WithMetrics(metric(c)))
+			WithMetrics(hpaMetrics(c)...))
+}
+
+// hpaMetrics are the HPA's metrics: autoScaling's Resource metrics, as
+// KServe's HPA reads them (cpu as a utilization, 80% unless given; memory
+// as a utilization or an average value); without autoScaling, scaleMetric
+// and scaleTarget.
+func hpaMetrics(c *components.Component) []*autoscalingv2ac.MetricSpecApplyConfiguration {
+	spec, err := v1beta1.AutoScalingOf(&c.Extension)
+	if err != nil || spec == nil || len(spec.Metrics) == 0 {
+		// A spec that does not decode is refused before it gets here.
+		return []*autoscalingv2ac.MetricSpecApplyConfiguration{metric(c)}
+	}
+	var out []*autoscalingv2ac.MetricSpecApplyConfiguration
+	for _, m := range spec.Metrics {
+		if m.Type != v1beta1.ResourceMetricSourceType || m.Resource == nil {
+			continue // validation refuses them under an HPA
+		}
+		target := autoscalingv2ac.MetricTarget()
+		t := m.Resource.Target
+		switch {
+		case t.Type == v1beta1.TargetAverageValue && t.AverageValue != nil:
+			target.WithType(autoscalingv2.AverageValueMetricType).WithAverageValue(*t.AverageValue)
+		case t.AverageUtilization != nil:
+			target.WithType(autoscalingv2.UtilizationMetricType).WithAverageUtilization(*t.AverageUtilization)
+		default:
+			target.WithType(autoscalingv2.UtilizationMetricType).WithAverageUtilization(DefaultCPUUtilization)
+		}
+		out = append(out, autoscalingv2ac.MetricSpec().WithType(autoscalingv2.ResourceMetricSourceType).
+			WithResource(autoscalingv2ac.ResourceMetricSource().WithName(corev1.ResourceName(m.Resource.Name)).WithTarget(target)))
+	}
+	return out
 }
 
 // metric is the HPA metric: cpu (default) or memory, as utilization (%) or as

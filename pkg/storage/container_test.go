@@ -84,6 +84,7 @@ func TestUseContainer(t *testing.T) {
 	require.NoError(t, err)
 	plan := MakePlan(loc, Initializer{Image: "kserve/storage-initializer:v1"}, Credentials{StorageConfigSecret: "storage-config"})
 	before := *plan.InitContainer.DeepCopy()
+	require.NotEmpty(t, before.Env, "the credentials give the initializer env to keep")
 	require.NoError(t, plan.UseContainer(corev1.Container{
 		Name: "ignored", Image: "example.com/downloader:2",
 		Env:       []corev1.EnvVar{{Name: "HF_HUB_ENABLE_HF_TRANSFER", Value: "1"}},

@@ -3,6 +3,7 @@ package inferenceservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -84,7 +85,7 @@ func (r *Reconciler) selectCanaryRuntimes(runtimes []runtime.Runtime, stable *ru
 		sel, err := runtime.Select(*req, runtimes)
 		var selErr *runtime.SelectionError
 		if errors.As(err, &selErr) {
-			s.fail(v1beta1.PredictorComponent, string(selErr.Reason), "canary "+quote(name)+": "+selErr.Message)
+			s.fail(v1beta1.PredictorComponent, string(selErr.Reason), fmt.Sprintf("canary %q: %s", name, selErr.Message))
 			return nil
 		}
 		if err != nil {
@@ -101,8 +102,6 @@ func (r *Reconciler) selectCanaryRuntimes(runtimes []runtime.Runtime, stable *ru
 func sameRuntimeRequest(a, b *runtime.Request) bool {
 	return b != nil && a.Runtime == b.Runtime && reflect.DeepEqual(a.ModelFormat, b.ModelFormat) && reflect.DeepEqual(a.Protocol, b.Protocol)
 }
-
-func quote(s string) string { return `"` + s + `"` }
 
 // splitRevision applies canaryTrafficPercent in Standard mode. While the
 // predictor's latest revision differs from the last one rolled out and the

@@ -82,13 +82,21 @@ func BatcherOf(ext *ComponentExtensionSpec) (*Batcher, error) {
 	return b, nil
 }
 
+// decodeStrict decodes a schemaless field (logger, batcher, autoScaling)
+// refusing unknown fields, and says in plain words why it does not decode.
 func decodeStrict(raw []byte, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
+	if err := decodeStrictly(raw, into); err != nil {
 		return errors.New("does not decode: " + tolerant.Explain(err))
 	}
 	return nil
+}
+
+// decodeStrictly decodes data refusing unknown fields, with the decoder's
+// own error.
+func decodeStrictly(data []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
 }
 
 // validateAgent checks logger and batcher: they decode, with known modes,

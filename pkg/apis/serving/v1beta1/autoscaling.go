@@ -1,15 +1,11 @@
 package v1beta1
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 )
 
 // AutoScalingSpec is KServe's metric-based autoscaling (spec.<component>.
@@ -109,12 +105,6 @@ func (a *ExtMetricAuthentication) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func decodeStrictly(data []byte, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(into)
-}
-
 // PodMetricSource is a metric the pods export.
 type PodMetricSource struct {
 	Metric PodMetrics   `json:"metric"`
@@ -144,10 +134,8 @@ func AutoScalingOf(ext *ComponentExtensionSpec) (*AutoScalingSpec, error) {
 		return nil, nil
 	}
 	spec := &AutoScalingSpec{}
-	dec := json.NewDecoder(bytes.NewReader(ext.AutoScaling.Raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(spec); err != nil {
-		return nil, errors.New("does not decode: " + tolerant.Explain(err))
+	if err := decodeStrict(ext.AutoScaling.Raw, spec); err != nil {
+		return nil, err
 	}
 	return spec, nil
 }

@@ -3,6 +3,7 @@ package clustertest
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,4 +229,36 @@ func TestCanaryTrafficPercentInStandardMode(t *testing.T) {
 	assert.False(t, exists(&appsv1.Deployment{}, ns, "rev-predictor-canary"))
 	quiesce(t, ns)
 	noReconcileStorm(t, ns, "rev", 2*time.Second, 1)
+}
+
+// TestCanaryWithItsOwnRuntime: a canary whose model is of another format
+// gets its own runtime; one whose format no runtime serves is named.
+func TestCanaryWithItsOwnRuntime(t *testing.T) {
+	ns := newNamespace(t)
+	routeWithGatewayAPI(t)
+	createClusterRuntime(t, "canary-stable-sklearn", "sklearn-stable")
+	createClusterRuntime(t, "canary-new-xgb", "xgboost-canary")
+	createISVC(t, ns, "own", "sklearn-stable", func(i *v1beta1.InferenceService) {
+		c := canaryOf("v2", "gs://models/own-v2", 10)
+		c.Predictor.Model.ModelFormat.Name = "xgboost-canary"
+		i.Spec.Canary = []v1beta1.CanarySpec{c}
+	})
+	image := func(name string) string {
+		d, err := getDeployment(ns, name)
+		if err != nil || len(d.Spec.Template.Spec.Containers) == 0 {
+			return ""
+		}
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+	eventually(t, "each on its runtime", func() bool {
+		return image("own-predictor") == "example.com/sklearn-stable-server:1" && image("own-v2-predictor") == "example.com/xgboost-canary-server:1"
+	})
+
+	updateISVC(t, ns, "own", func(i *v1beta1.InferenceService) {
+		i.Spec.Canary[0].Predictor.Model.ModelFormat.Name = "nobody-serves-this"
+	})
+	eventually(t, "the canary's missing runtime named", func() bool {
+		c := cond(getISVC(t, ns, "own"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.HasPrefix(c.Message, `canary "v2": `)
+	})
 }

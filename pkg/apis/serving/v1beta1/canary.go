@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 )
 
 // PredictorChildName is the name of a predictor's Deployment and Service:
@@ -83,45 +85,22 @@ func (s *InferenceServiceSpec) StableMinReplicas(ready func(i int) bool) *int32 
 	return &adjusted
 }
 
-// overlay writes to out base with over's set fields over it: JSON objects
-// merge key by key, anything else (a list, a value) is replaced. Fields
-// over leaves unset (omitted in JSON) keep base's values.
+// overlay writes to out base with over's set fields over it, as a JSON
+// merge patch (RFC 7386): objects merge key by key, anything else (a list,
+// a value) is replaced. Fields over leaves unset (omitted in JSON) keep
+// base's values.
 func overlay(base, over, out any) error {
-	var b, o map[string]any
-	if err := roundTrip(base, &b); err != nil {
-		return err
-	}
-	if err := roundTrip(over, &o); err != nil {
-		return err
-	}
-	data, err := json.Marshal(mergeObjects(b, o))
+	b, err := json.Marshal(base)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(data, out)
-}
-
-func roundTrip(in any, out *map[string]any) error {
-	data, err := json.Marshal(in)
+	o, err := json.Marshal(over)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(data, out)
-}
-
-func mergeObjects(base, over map[string]any) map[string]any {
-	out := make(map[string]any, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
+	merged, err := jsonpatch.MergePatch(b, o)
+	if err != nil {
+		return err
 	}
-	for k, v := range over {
-		bo, baseIsObject := out[k].(map[string]any)
-		oo, overIsObject := v.(map[string]any)
-		if baseIsObject && overIsObject {
-			out[k] = mergeObjects(bo, oo)
-			continue
-		}
-		out[k] = v
-	}
-	return out
+	return json.Unmarshal(merged, out)
 }

@@ -88,6 +88,9 @@ var upstreamCRDSources = []struct {
 	// KEDA's Go packages pin an older controller-runtime, so go.mod does not
 	// require it either; only its ScaledObject CRD is used.
 	{KEDA, "github.com/kedacore/keda/v2@" + KEDAVersion, []string{"config/crd/bases/keda.sh_scaledobjects.yaml"}, true},
+	// LeaderWorkerSet's CRD, for multi-node LLM workloads; Serval builds
+	// LeaderWorkerSets as Unstructured and imports none of its code.
+	{LWS, "sigs.k8s.io/lws@" + LWSVersion, []string{"config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"}, true},
 	// The OpenTelemetry operator's collector CRD, for PodMetric triggers;
 	// Serval imports none of its code.
 	{OpenTelemetry, "github.com/open-telemetry/opentelemetry-operator@" + OpenTelemetryOperatorVersion,
@@ -97,6 +100,10 @@ var upstreamCRDSources = []struct {
 // OpenTelemetryOperatorVersion is the OpenTelemetry operator release whose
 // OpenTelemetryCollector CRD the PodMetric tests install.
 const OpenTelemetryOperatorVersion = "v0.129.1"
+
+// LWSVersion is the LeaderWorkerSet release whose CRD the multi-node
+// tests install.
+const LWSVersion = "v0.8.0"
 
 // KEDAVersion is the KEDA release whose ScaledObject CRD the KEDA tests
 // install.
@@ -121,6 +128,8 @@ const (
 	CertManager Project = "cert-manager"
 	// KEDA's ScaledObject CRD is opt-in too: tests install it late.
 	KEDA Project = "keda"
+	// LWS is LeaderWorkerSet's CRD, opt-in: tests install it late.
+	LWS Project = "lws"
 	// OpenTelemetry is the OpenTelemetry operator's collector CRD, opt-in.
 	OpenTelemetry Project = "opentelemetry"
 )

@@ -7,6 +7,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -21,17 +23,43 @@ const HandoverOwner = "serval-replicas-handover"
 // down to 1 until the autoscaler reacts. A second manager first co-owns the
 // field at its live value; Serval's own apply then releases it without a change.
 func (a *Applier) handOverReplicas(ctx context.Context, live client.Object, obj Object) error {
-	dep, ok := live.(*appsv1.Deployment)
-	if !ok || dep.Spec.Replicas == nil || !ownsField(dep.ManagedFields, FieldOwner, "f:spec", "f:replicas") {
+	keep, ok := replicasKeeper(live)
+	if !ok {
 		return nil
 	}
-	keep := appsv1ac.Deployment(dep.Name, dep.Namespace).
-		WithSpec(appsv1ac.DeploymentSpec().WithReplicas(*dep.Spec.Replicas))
 	if err := a.client.Apply(ctx, keep, client.FieldOwner(HandoverOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("hand over the replicas of %s: %w", obj, err)
 	}
 	a.counts.Write(obj.GVK.Kind)
 	return nil
+}
+
+// replicasKeeper is the apply that co-owns a live object's replicas at
+// their value: a Deployment, or a kind Serval reads as Unstructured with
+// spec.replicas (a LeaderWorkerSet); ok is false when Serval does not own
+// them.
+func replicasKeeper(live client.Object) (runtime.ApplyConfiguration, bool) {
+	if !ownsField(live.GetManagedFields(), FieldOwner, "f:spec", "f:replicas") {
+		return nil, false
+	}
+	switch o := live.(type) {
+	case *appsv1.Deployment:
+		if o.Spec.Replicas == nil {
+			return nil, false
+		}
+		return appsv1ac.Deployment(o.Name, o.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(*o.Spec.Replicas)), true
+	case *unstructured.Unstructured:
+		n, found, err := unstructured.NestedInt64(o.Object, "spec", "replicas")
+		if !found || err != nil {
+			return nil, false
+		}
+		keep := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": n}}}
+		keep.SetGroupVersionKind(o.GroupVersionKind())
+		keep.SetName(o.GetName())
+		keep.SetNamespace(o.GetNamespace())
+		return client.ApplyConfigurationFromUnstructured(keep), true
+	}
+	return nil, false
 }
 
 // ownsField reports whether manager holds the field at path through an Apply.

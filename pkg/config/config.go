@@ -37,6 +37,25 @@ type Config struct {
 	// Agent configures the logger and batcher sidecar (keys agent.*,
 	// logger.defaultUrl, batcher.maxBatchSize, batcher.maxLatency).
 	Agent Agent
+	// LLMAutoscaling is where KEDA reads the Workload Variant Autoscaler's
+	// desired replicas (keys llmAutoscaling.prometheus.*; KServe's
+	// autoscaling-wva-controller-config).
+	LLMAutoscaling LLMAutoscaling
+}
+
+// LLMAutoscaling is the Prometheus a KEDA actuator of an
+// LLMInferenceService's wva scaling queries.
+type LLMAutoscaling struct {
+	// PrometheusURL (key llmAutoscaling.prometheus.url); empty means no
+	// KEDA actuator can be made.
+	PrometheusURL string
+	// TLSInsecureSkipVerify (key llmAutoscaling.prometheus.tlsInsecureSkipVerify).
+	TLSInsecureSkipVerify bool
+	// AuthModes, TriggerAuthName and TriggerAuthKind (keys
+	// llmAutoscaling.prometheus.authModes, .triggerAuthName,
+	// .triggerAuthKind): KEDA's authentication, both or neither of the
+	// first two.
+	AuthModes, TriggerAuthName, TriggerAuthKind string
 }
 
 // Agent configures KServe's agent sidecar, which logs and batches requests
@@ -122,64 +141,69 @@ func (s *StorageInitializer) CABundle() storage.CABundle {
 
 // Defaults are the values of keys absent from the ConfigMap.
 var Defaults = map[string]string{
-	"deploy.defaultDeploymentMode":               "Standard",
-	"storageInitializer.image":                   "kserve/storage-initializer:v0.15.2",
-	"storageInitializer.cpuRequest":              "100m",
-	"storageInitializer.cpuLimit":                "1",
-	"storageInitializer.memoryRequest":           "100Mi",
-	"storageInitializer.memoryLimit":             "1Gi",
-	"storageInitializer.enableModelcar":          "true",
-	"storageInitializer.ociModelMode":            "modelcar",
-	"storageInitializer.cpuModelcar":             "10m",
-	"storageInitializer.memoryModelcar":          "15Mi",
-	"storageInitializer.uidModelcar":             "1010",
-	"storageInitializer.caBundleConfigMapName":   "",
-	"storageInitializer.caBundleVolumeMountPath": storage.DefaultCABundleMountPath,
-	"resources.cpuRequest":                       "1",
-	"resources.cpuLimit":                         "1",
-	"resources.memoryRequest":                    "2Gi",
-	"resources.memoryLimit":                      "2Gi",
-	"ingress.enableGatewayApi":                   "false",
-	"ingress.gateway":                            "serval-system/serval-ingress-gateway",
-	"ingress.gatewaySectionName":                 "",
-	"ingress.ingressClassName":                   "",
-	"ingress.ingressDomain":                      "example.com",
-	"ingress.domainTemplate":                     "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
-	"ingress.urlScheme":                          "http",
-	"ingress.disableIngressCreation":             "false",
-	"ingress.pathTemplate":                       "",
-	"ingress.requireLoadBalancerAddress":         "false",
-	"ingress.enableLLMInferenceServiceTLS":       "false",
-	"ingress.enableIstioVirtualService":          "",
-	"ingress.disableIstioVirtualHost":            "false",
-	"ingress.ingressGateway":                     "knative-serving/knative-ingress-gateway",
-	"ingress.localGateway":                       "knative-serving/knative-local-gateway",
-	"ingress.localGatewayService":                "knative-local-gateway.istio-system.svc.cluster.local",
-	"agent.image":                                "kserve/agent:v0.15.2",
-	"agent.cpuRequest":                           "100m",
-	"agent.cpuLimit":                             "1",
-	"agent.memoryRequest":                        "100Mi",
-	"agent.memoryLimit":                          "1Gi",
-	"logger.defaultUrl":                          "http://default-broker",
-	"batcher.maxBatchSize":                       "32",
-	"batcher.maxLatency":                         "5000",
-	"router.image":                               "",
-	"router.cpuRequest":                          "100m",
-	"router.cpuLimit":                            "1",
-	"router.memoryRequest":                       "100Mi",
-	"router.memoryLimit":                         "1Gi",
-	"router.propagateHeaders":                    "",
-	"router.maxHeaderBytes":                      "1Mi",
-	"router.maxRequestBodyBytes":                 "64Mi",
-	"router.maxResponseBodyBytes":                "64Mi",
-	"router.readHeaderTimeout":                   "10s",
-	"router.readTimeout":                         "60s",
-	"router.writeTimeout":                        "60s",
-	"router.idleTimeout":                         "180s",
-	"router.stepTimeout":                         "60s",
-	"router.stepDialTimeout":                     "10s",
-	"router.stepResponseHeaderTimeout":           "0s",
-	"router.maxIdleConnsPerStep":                 "256",
+	"deploy.defaultDeploymentMode":                    "Standard",
+	"storageInitializer.image":                        "kserve/storage-initializer:v0.15.2",
+	"storageInitializer.cpuRequest":                   "100m",
+	"storageInitializer.cpuLimit":                     "1",
+	"storageInitializer.memoryRequest":                "100Mi",
+	"storageInitializer.memoryLimit":                  "1Gi",
+	"storageInitializer.enableModelcar":               "true",
+	"storageInitializer.ociModelMode":                 "modelcar",
+	"storageInitializer.cpuModelcar":                  "10m",
+	"storageInitializer.memoryModelcar":               "15Mi",
+	"storageInitializer.uidModelcar":                  "1010",
+	"storageInitializer.caBundleConfigMapName":        "",
+	"storageInitializer.caBundleVolumeMountPath":      storage.DefaultCABundleMountPath,
+	"resources.cpuRequest":                            "1",
+	"resources.cpuLimit":                              "1",
+	"resources.memoryRequest":                         "2Gi",
+	"resources.memoryLimit":                           "2Gi",
+	"ingress.enableGatewayApi":                        "false",
+	"ingress.gateway":                                 "serval-system/serval-ingress-gateway",
+	"ingress.gatewaySectionName":                      "",
+	"ingress.ingressClassName":                        "",
+	"ingress.ingressDomain":                           "example.com",
+	"ingress.domainTemplate":                          "{{ .Name }}-{{ .Namespace }}.{{ .IngressDomain }}",
+	"ingress.urlScheme":                               "http",
+	"ingress.disableIngressCreation":                  "false",
+	"ingress.pathTemplate":                            "",
+	"ingress.requireLoadBalancerAddress":              "false",
+	"ingress.enableLLMInferenceServiceTLS":            "false",
+	"ingress.enableIstioVirtualService":               "",
+	"ingress.disableIstioVirtualHost":                 "false",
+	"ingress.ingressGateway":                          "knative-serving/knative-ingress-gateway",
+	"ingress.localGateway":                            "knative-serving/knative-local-gateway",
+	"ingress.localGatewayService":                     "knative-local-gateway.istio-system.svc.cluster.local",
+	"agent.image":                                     "kserve/agent:v0.15.2",
+	"agent.cpuRequest":                                "100m",
+	"agent.cpuLimit":                                  "1",
+	"agent.memoryRequest":                             "100Mi",
+	"agent.memoryLimit":                               "1Gi",
+	"logger.defaultUrl":                               "http://default-broker",
+	"batcher.maxBatchSize":                            "32",
+	"batcher.maxLatency":                              "5000",
+	"llmAutoscaling.prometheus.url":                   "",
+	"llmAutoscaling.prometheus.tlsInsecureSkipVerify": "false",
+	"llmAutoscaling.prometheus.authModes":             "",
+	"llmAutoscaling.prometheus.triggerAuthName":       "",
+	"llmAutoscaling.prometheus.triggerAuthKind":       "",
+	"router.image":                                    "",
+	"router.cpuRequest":                               "100m",
+	"router.cpuLimit":                                 "1",
+	"router.memoryRequest":                            "100Mi",
+	"router.memoryLimit":                              "1Gi",
+	"router.propagateHeaders":                         "",
+	"router.maxHeaderBytes":                           "1Mi",
+	"router.maxRequestBodyBytes":                      "64Mi",
+	"router.maxResponseBodyBytes":                     "64Mi",
+	"router.readHeaderTimeout":                        "10s",
+	"router.readTimeout":                              "60s",
+	"router.writeTimeout":                             "60s",
+	"router.idleTimeout":                              "180s",
+	"router.stepTimeout":                              "60s",
+	"router.stepDialTimeout":                          "10s",
+	"router.stepResponseHeaderTimeout":                "0s",
+	"router.maxIdleConnsPerStep":                      "256",
 }
 
 // KeyError is a bad value for one key.
@@ -232,6 +256,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 		MaxBatchSize: p.positive("batcher.maxBatchSize"), MaxLatency: p.positive("batcher.maxLatency")}
 	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders"),
 		Limits: p.routerLimits()}
+	cfg.LLMAutoscaling = p.llmAutoscaling()
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -249,6 +274,19 @@ func (p *parser) value(key string) string {
 		return strings.TrimSpace(v)
 	}
 	return Defaults[key]
+}
+
+func (p *parser) llmAutoscaling() LLMAutoscaling {
+	const prefix = "llmAutoscaling.prometheus."
+	a := LLMAutoscaling{PrometheusURL: p.value(prefix + "url"), TLSInsecureSkipVerify: p.boolean(prefix + "tlsInsecureSkipVerify"),
+		AuthModes: p.value(prefix + "authModes"), TriggerAuthName: p.value(prefix + "triggerAuthName"), TriggerAuthKind: p.value(prefix + "triggerAuthKind")}
+	if (a.AuthModes == "") != (a.TriggerAuthName == "") {
+		p.fail(prefix+"authModes", a.AuthModes, "and "+prefix+"triggerAuthName must both be set or both be empty")
+	}
+	if k := a.TriggerAuthKind; k != "" && k != "TriggerAuthentication" && k != "ClusterTriggerAuthentication" {
+		p.fail(prefix+"triggerAuthKind", k, "is TriggerAuthentication or ClusterTriggerAuthentication")
+	}
+	return a
 }
 
 func (p *parser) fail(key, value, problem string) {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -35,8 +36,16 @@ func leanObject(obj any) (any, error) {
 		o.Spec, o.Status = corev1.ServiceSpec{}, corev1.ServiceStatus{}
 		return o, nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
+		// Of an HPA's status, an LLMInferenceService's ScalingReady reads
+		// the conditions.
 		o.ManagedFields = ownEntries(o.ManagedFields, false)
-		o.Spec, o.Status = autoscalingv2.HorizontalPodAutoscalerSpec{}, autoscalingv2.HorizontalPodAutoscalerStatus{}
+		o.Spec = autoscalingv2.HorizontalPodAutoscalerSpec{}
+		o.Status = autoscalingv2.HorizontalPodAutoscalerStatus{Conditions: o.Status.Conditions}
+		return o, nil
+	case *unstructured.Unstructured:
+		// A LeaderWorkerSet's replicas are handed over to an autoscaler as
+		// a Deployment's are: the Apply entry says whether Serval owns them.
+		o.SetManagedFields(ownEntries(o.GetManagedFields(), o.GroupVersionKind().Group == "leaderworkerset.x-k8s.io"))
 		return o, nil
 	case *networkingv1.Ingress:
 		o.ManagedFields = ownEntries(o.ManagedFields, false)

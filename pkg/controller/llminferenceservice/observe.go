@@ -29,11 +29,11 @@ import (
 // user brings (a pool, routes, the Gateways) is read uncached, since only
 // Serval's children are cached.
 func (r *Reconciler) observe(ctx context.Context, reader client.Reader, s *scope) error {
-	st, err := standard.Mode{}.Observe(ctx, reader, s.workload)
-	if err != nil {
-		return err
+	for _, p := range s.parts {
+		if err := observePart(ctx, reader, s, p); err != nil {
+			return err
+		}
 	}
-	s.workloadState = &st
 	if s.scheduler != nil {
 		st, err := standard.Mode{}.Observe(ctx, reader, s.scheduler)
 		if err != nil {

@@ -18,17 +18,18 @@ type scope struct {
 	applied []v1alpha2.AppliedConfigRef
 	spec    *v1alpha2.LLMInferenceServiceSpec
 	inputs  children.Inputs
-	// workload, scheduler and tokenizer are the model workload, the picker
-	// and the standalone tokenizer (nil when there is none).
-	workload, scheduler, tokenizer *components.Component
+	// parts are the model workloads; scheduler and tokenizer are the
+	// picker and the standalone tokenizer (nil when there is none).
+	parts                []*partState
+	scheduler, tokenizer *components.Component
 	// out is what the pipeline applied and refused.
 	out pipeline.Outcome
 	// missing are the conditions whose kind's CRD is absent, with the
 	// message: the objects of that kind are not rendered.
 	missing map[string]string
 	// observed states.
-	workloadState, schedulerState, tokenizerState *workload.State
-	pool, routes, gateways, ingresses             *cond
+	schedulerState, tokenizerState    *workload.State
+	pool, routes, gateways, ingresses *cond
 	// group are the members of the service's routing group that share its
 	// traffic, divergent those that serve other models; groupWait is the
 	// member a deleted service waits for.
@@ -40,6 +41,15 @@ type scope struct {
 	stopped bool
 	// failure stopped the reconcile: its condition, reason and message.
 	failure *failure
+}
+
+// partState is one model workload: rendered, then observed.
+type partState struct {
+	children.Part
+	workload *children.PartWorkload
+	// state is the workload's; scaling its autoscaler's (nil without one).
+	state   *workload.State
+	scaling *cond
 }
 
 type failure struct{ condition, reason, message string }
@@ -62,7 +72,7 @@ func (s *scope) failed() bool { return s.failure != nil }
 // a failure to report, or a combined spec with its workload rendered (or
 // nothing to render, stopped).
 func (s *scope) reportable() bool {
-	return s.failure != nil || (s.spec != nil && (s.workload != nil || s.stopped))
+	return s.failure != nil || (s.spec != nil && (len(s.parts) > 0 || s.stopped))
 }
 
 func (s *scope) owner() pipeline.Owner {

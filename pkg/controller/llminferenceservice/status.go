@@ -71,8 +71,8 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	if s.out.Failure != nil {
 		// A conflicting object: nothing was observed.
 		t := v1alpha2.ConditionHTTPRoutesReady
-		if s.out.Failure.Component == children.Workload {
-			t = v1alpha2.ConditionMainWorkloadReady
+		if p := s.partOf(s.out.Failure.Component); p != nil {
+			t = p.Condition()
 		} else if s.out.Failure.Component == children.Scheduler {
 			t = v1alpha2.ConditionSchedulerWorkloadReady
 		} else if s.out.Failure.Component == children.Tokenizer {
@@ -82,9 +82,7 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 		set(v1alpha2.ConditionReady, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
 		return st
 	}
-	main := workloadCondition(s, children.Workload, s.workloadState)
-	set(v1alpha2.ConditionMainWorkloadReady, main)
-	set(v1alpha2.ConditionWorkloadsReady, aggregate(main, "the model workload is available"))
+	main := workloadConditions(s, set, remove)
 
 	router := []cond{}
 	routerSet := func(t string, c cond) { set(t, c); router = append(router, c) }
@@ -154,14 +152,21 @@ func stoppedConditions(s *scope, set func(string, cond), remove func(...string))
 	stopped := cond{reason: v1alpha2.ReasonStopped, message: "the service is stopped (" + v1alpha2.StopAnnotation + "): its workloads and routes are removed until the annotation goes"}
 	r := s.spec.Router
 	parts := map[string]bool{
-		v1alpha2.ConditionMainWorkloadReady: true, v1alpha2.ConditionWorkloadsReady: true,
-		v1alpha2.ConditionRouterReady: true, v1alpha2.ConditionReady: true,
+		v1alpha2.ConditionWorkloadsReady: true,
+		v1alpha2.ConditionRouterReady:    true, v1alpha2.ConditionReady: true,
 		v1alpha2.ConditionSchedulerWorkloadReady: children.HasScheduler(s.spec),
 		v1alpha2.ConditionTokenizerReady:         children.HasTokenizer(s.spec),
 		v1alpha2.ConditionInferencePoolReady:     r != nil && r.Scheduler != nil,
 		v1alpha2.ConditionHTTPRoutesReady:        r != nil && r.Route != nil,
 		v1alpha2.ConditionGatewaysReady:          r != nil && r.Route != nil,
 	}
+	for _, t := range children.PartConditions() {
+		parts[t] = false
+	}
+	for _, p := range children.Parts(s.spec) {
+		parts[p.Condition()] = true
+	}
+	parts[v1alpha2.ConditionScalingReady], parts[v1alpha2.ConditionPrefillScalingReady] = false, false
 	for t, has := range parts {
 		if has {
 			set(t, stopped)
@@ -220,8 +225,12 @@ func setAddresses(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 
 // setObserved records the workloads and the scheduler's objects.
 func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
+	primary := v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.parts[0].Name(s.svc.Name)}
+	if s.parts[0].MultiNode() {
+		primary.Group, primary.Kind = children.LeaderWorkerSetKind.GVK.Group, children.LeaderWorkerSetKind.GVK.Kind
+	}
 	st.Workloads = &v1alpha2.WorkloadStatus{
-		Primary: &v1alpha2.ObservedWorkloadStatus{ObjectReference: v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.workload.Name}},
+		Primary: &v1alpha2.ObservedWorkloadStatus{ObjectReference: primary},
 		Service: &v1alpha2.ObjectReference{Kind: "Service", Name: presets.WorkloadServiceName(s.svc.Name)},
 	}
 	st.Router = nil

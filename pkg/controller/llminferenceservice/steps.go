@@ -18,6 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -48,7 +49,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 		return nil
 	}
 	s.applied, s.spec = res.Applied, &res.Spec
-	if errs := v1alpha2.ValidateSpec(s.spec, s.defaulted.ModelName()); len(errs) > 0 {
+	if errs := v1alpha2.ValidateCombined(s.spec, s.defaulted.ModelName()); len(errs) > 0 {
 		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidRenderedConfig", fmt.Sprintf(
 			"the spec merged from [%s] is invalid: %s", fmtApplied(res.Applied), errs.ToAggregate().Error()))
 	}
@@ -59,7 +60,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 // missing is reported on its condition and not rendered.
 func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) error {
 	si := cfg.StorageInitializer
-	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS,
+	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}}
 	if sa, ok := children.DownloadServiceAccount(s.inputs); ok {
 		if name := si.CABundleConfigMapName; name != "" {
@@ -79,21 +80,6 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		}
 		s.inputs.Credentials = storage.Credentials{ServiceAccountSecrets: secrets}
 	}
-	c, err := children.WorkloadComponent(s.inputs)
-	var buildErr *components.BuildError
-	if errors.As(err, &buildErr) {
-		s.fail(v1alpha2.ConditionMainWorkloadReady, string(buildErr.Reason), buildErr.Message)
-		return nil
-	}
-	if err != nil {
-		s.fail(v1alpha2.ConditionMainWorkloadReady, "InvalidWorkload", err.Error())
-		return nil
-	}
-	s.workload = c
-	objs, err := children.WorkloadObjects(s.inputs, c)
-	if err != nil {
-		return fmt.Errorf("render the workload: %w", err)
-	}
 	s.out.ProducedBy = map[string]v1beta1.ComponentType{}
 	add := func(component v1beta1.ComponentType, os ...apply.Object) {
 		for _, o := range os {
@@ -101,7 +87,14 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		}
 		s.out.Objects = append(s.out.Objects, os...)
 	}
-	add(children.Workload, objs...)
+	for _, part := range children.Parts(s.spec) {
+		w, objs, ok, err := r.renderPart(s, part)
+		if err != nil || !ok {
+			return err
+		}
+		s.parts = append(s.parts, &partState{Part: part, workload: w})
+		add(part.Component(), objs...)
+	}
 	cert, err := r.certs.For(ctx, children.CertificateKey(s.inputs), s.svc.UID, children.CertificateNames(s.inputs))
 	if err != nil {
 		return err
@@ -123,6 +116,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 	}
 	if children.HasTokenizer(s.spec) {
 		c, err := children.TokenizerComponent(s.inputs)
+		var buildErr *components.BuildError
 		if errors.As(err, &buildErr) {
 			s.fail(v1alpha2.ConditionTokenizerReady, string(buildErr.Reason), buildErr.Message)
 			return nil
@@ -152,6 +146,45 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		}
 	}
 	return nil
+}
+
+// renderPart renders one model workload: its pods, its Deployment or
+// LeaderWorkerSet and its autoscaler. ok is false when the service's spec
+// cannot be rendered (a condition says why); a kind whose CRD is missing
+// is left out and reported on the part's condition.
+func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWorkload, []apply.Object, bool, error) {
+	w, err := children.WorkloadComponent(s.inputs, part)
+	var buildErr *components.BuildError
+	if errors.As(err, &buildErr) {
+		s.fail(part.Condition(), string(buildErr.Reason), buildErr.Message)
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		s.fail(part.Condition(), "InvalidWorkload", err.Error())
+		return nil, nil, false, nil
+	}
+	if part.MultiNode() {
+		if k := r.pipeline.Watches.Missing([]kinds.Kind{children.LeaderWorkerSetKind}); k != nil {
+			s.missing[part.Condition()] = missingMessage(k)
+			return w, nil, true, nil
+		}
+	}
+	objs, err := children.WorkloadObjects(s.inputs, w)
+	if errors.Is(err, children.ErrNoPrometheus) {
+		s.fail(part.ScalingCondition(), "InvalidConfig", err.Error())
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		s.fail(part.ScalingCondition(), "InvalidScaling", err.Error())
+		return nil, nil, false, nil
+	}
+	if part.Spec.Scaling != nil && (part.Spec.Scaling.KEDA != nil || part.Spec.Scaling.WVA.KEDA != nil) {
+		if k := r.pipeline.Watches.Missing([]kinds.Kind{standard.ScaledObjectKind}); k != nil {
+			s.missing[part.ScalingCondition()] = missingMessage(k)
+			objs = withoutKind(objs, standard.ScaledObjectKind.GVK)
+		}
+	}
+	return w, objs, true, nil
 }
 
 // missingMessage says which CRD is missing and what to install.

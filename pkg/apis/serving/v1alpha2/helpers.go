@@ -1,6 +1,8 @@
 package v1alpha2
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -84,3 +86,29 @@ func (r *RouterSpec) RoutingGroup() string {
 	}
 	return *r.Route.Group
 }
+
+// TransferConfig is vLLM's --kv-transfer-config for the offloading,
+// KServe's: the OffloadingConnector with the CPU bytes, the eviction policy
+// and a file system tier per secondary tier, on the volume mounted at
+// KVTierPath.
+func (kv *KVCacheOffloadingSpec) TransferConfig() string {
+	extra := map[string]any{"spec_name": "TieringOffloadingSpec", "cpu_bytes_to_use": kv.CPU.Value()}
+	if kv.EvictionPolicy != "" {
+		extra["eviction_policy"] = kv.EvictionPolicy
+	}
+	var tiers []map[string]any
+	for i, s := range kv.Secondary {
+		if s.FileSystem != nil {
+			tiers = append(tiers, map[string]any{"type": "fs", "root_dir": KVTierPath(i)})
+		}
+	}
+	if len(tiers) > 0 {
+		extra["secondary_tiers"] = tiers
+	}
+	// Maps marshal with sorted keys: the text is stable.
+	b, _ := json.Marshal(map[string]any{"kv_connector": "OffloadingConnector", "kv_role": "kv_both", "kv_connector_extra_config": extra})
+	return string(b)
+}
+
+// KVTierPath is where the i-th secondary KV cache tier is mounted.
+func KVTierPath(i int) string { return fmt.Sprintf("/mnt/kv-cache-%d", i) }

@@ -163,10 +163,21 @@ type AppliedConfigRef struct {
 
 // The condition types of an LLMInferenceService, KServe's.
 const (
-	ConditionReady                  = "Ready"
-	ConditionPresetsCombined        = "PresetsCombined"
-	ConditionWorkloadsReady         = "WorkloadsReady"
-	ConditionMainWorkloadReady      = "MainWorkloadReady"
+	ConditionReady             = "Ready"
+	ConditionPresetsCombined   = "PresetsCombined"
+	ConditionWorkloadsReady    = "WorkloadsReady"
+	ConditionMainWorkloadReady = "MainWorkloadReady"
+	// ConditionWorkerWorkloadReady takes MainWorkloadReady's place when
+	// the main workload runs across nodes (a LeaderWorkerSet).
+	ConditionWorkerWorkloadReady = "WorkerWorkloadReady"
+	// ConditionPrefillWorkloadReady is the prefill Deployment's.
+	ConditionPrefillWorkloadReady = "PrefillWorkloadReady"
+	// ConditionPrefillWorkerWorkloadReady is the prefill LeaderWorkerSet's.
+	ConditionPrefillWorkerWorkloadReady = "PrefillWorkerWorkloadReady"
+	// ConditionScalingReady is the main workload's autoscaler's.
+	ConditionScalingReady = "ScalingReady"
+	// ConditionPrefillScalingReady is the prefill workload's autoscaler's.
+	ConditionPrefillScalingReady    = "PrefillScalingReady"
 	ConditionRouterReady            = "RouterReady"
 	ConditionSchedulerWorkloadReady = "SchedulerWorkloadReady"
 	ConditionTokenizerReady         = "TokenizerReady"

@@ -113,8 +113,9 @@ type LLMInferenceServiceSpec struct {
 	// +optional
 	Router *RouterSpec `json:"router,omitempty"`
 
-	// Prefill adds a prefill workload for prefill/decode disaggregation.
-	// Not supported by Serval yet.
+	// Prefill adds a prefill workload for prefill/decode disaggregation:
+	// the main workload then decodes, and the endpoint picker sends each
+	// request's prefill to a prefill pod.
 	// +optional
 	Prefill *WorkloadSpec `json:"prefill,omitempty"`
 
@@ -136,11 +137,12 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Scaling autoscales the workload. Not supported by Serval yet.
+	// Scaling autoscales the workload between minReplicas and maxReplicas:
+	// through the Workload Variant Autoscaler's desired replicas (wva, with
+	// an HPA or a KEDA actuator) or KEDA's triggers (keda). Not together with
+	// replicas.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Scaling *apiextensionsv1.JSON `json:"scaling,omitempty"`
+	Scaling *ScalingSpec `json:"scaling,omitempty"`
 
 	// Parallelism sets vLLM's tensor, pipeline, data and expert parallelism.
 	// +optional
@@ -161,20 +163,21 @@ type WorkloadSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Template *corev1.PodSpec `json:"template,omitempty"`
 
-	// Worker runs each replica on several nodes. Not supported by Serval yet.
+	// Worker runs each replica on several nodes: a LeaderWorkerSet whose
+	// leader runs Template and whose other pods run Worker, sized by
+	// parallelism (data / dataLocal, or pipeline).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Worker *corev1.PodSpec `json:"worker,omitempty"`
 
-	// KVCacheOffloading offloads the KV cache to CPU memory and disk. Not
-	// supported by Serval yet.
+	// KVCacheOffloading offloads the KV cache to CPU memory, then to the
+	// secondary tiers, through vLLM's OffloadingConnector.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	KVCacheOffloading *apiextensionsv1.JSON `json:"kvCacheOffloading,omitempty"`
+	KVCacheOffloading *KVCacheOffloadingSpec `json:"kvCacheOffloading,omitempty"`
 
-	// RolloutStrategy bounds a rolling update. Not supported by Serval yet.
+	// RolloutStrategy bounds a rolling update of the workload's Deployment
+	// or LeaderWorkerSet.
 	// +optional
 	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
 }

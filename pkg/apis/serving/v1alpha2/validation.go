@@ -27,6 +27,7 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 		errs = append(errs, field.Required(spec.Child("model", "uri"), "the model's storage URI is required (hf://, s3://, gs://, pvc://, oci://...)"))
 	}
 	errs = append(errs, ValidateSpec(&svc.Spec, svc.Name)...)
+	errs = append(errs, validateWorkerShape(&svc.Spec)...)
 	w, routeErrs := validateRouter(svc.Spec.Router)
 	warnings = append(warnings, w...)
 	errs = append(errs, routeErrs...)
@@ -43,8 +44,17 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 	}
 	if prev != nil {
 		errs = append(errs, validateImmutableParallelism(spec.Child("parallelism"), prev.Spec.Parallelism, svc.Spec.Parallelism)...)
+		if prev.Spec.Prefill != nil && svc.Spec.Prefill != nil {
+			errs = append(errs, validateImmutableParallelism(spec.Child("prefill", "parallelism"), prev.Spec.Prefill.Parallelism, svc.Spec.Prefill.Parallelism)...)
+		}
 	}
 	return warnings, errs
+}
+
+// ValidateCombined checks a service's spec merged with its presets: the
+// rules of any spec, and the shape of its workloads.
+func ValidateCombined(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList {
+	return append(ValidateSpec(s, baseModel), validateWorkerShape(s)...)
 }
 
 // ValidateConfig checks a preset: the rules of a spec that hold of its
@@ -66,7 +76,7 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 		}
 	}
 	errs = append(errs, refuseUnsupported(s)...)
-	errs = append(errs, validateParallelism(spec.Child("parallelism"), s.Parallelism)...)
+	errs = append(errs, validateWorkloads(s)...)
 	errs = append(errs, validateScheduler(s.Router)...)
 	errs = append(errs, validateLoRA(s.Model.LoRA, ptr.Deref(s.Model.Name, baseModel), spec.Child("model", "lora"))...)
 	errs = append(errs, validateLoRAStorage(s)...)
@@ -84,11 +94,6 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 			errs = append(errs, field.Forbidden(p, p.String()+" is "+notYet))
 		}
 	}
-	refuse(s.Prefill != nil, spec.Child("prefill"))
-	refuse(s.Worker != nil, spec.Child("worker"))
-	refuse(s.Scaling != nil, spec.Child("scaling"))
-	refuse(s.KVCacheOffloading != nil, spec.Child("kvCacheOffloading"))
-	refuse(s.RolloutStrategy != nil, spec.Child("rolloutStrategy"))
 	refuse(s.Model.Confidential != nil, spec.Child("model", "confidential"))
 	if r := s.Router; r != nil {
 		if r.Ingress != nil && len(r.Ingress.Refs) == 0 {

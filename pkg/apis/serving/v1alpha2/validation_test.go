@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -35,20 +36,66 @@ func TestValidate(t *testing.T) {
 			want: []string{"spec.model.uri: Required value: the model's storage URI is required (hf://, s3://, gs://, pvc://, oci://...)"}},
 		{name: "an unknown scheme", svc: service(func(s *LLMInferenceServiceSpec) { s.Model.URI = "ftp://models/llama" }),
 			want: []string{`spec.model.uri: Invalid value: "ftp://models/llama": storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf://, pvc:// or oci:// (oci+native://, oci+fetch://)`}},
-		{name: "the fields of the next issue, by name", svc: service(func(s *LLMInferenceServiceSpec) {
-			s.Prefill = &WorkloadSpec{}
-			s.Worker = &corev1.PodSpec{}
-			s.Scaling = rawJSON
-			s.KVCacheOffloading = rawJSON
-			s.RolloutStrategy = &RolloutStrategy{}
+		{name: "a field Serval does not implement, by name", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Model.Confidential = rawJSON
+		}), want: []string{"spec.model.confidential: Forbidden: spec.model.confidential is not supported by Serval yet"}},
+		{name: "a data-parallel worker with prefill, scaled, offloading, rolling", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Parallelism = &ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](2)}
+			s.Scaling = &ScalingSpec{MaxReplicas: 3, WVA: &WVASpec{ActuatorSpec: ActuatorSpec{HPA: &HPAScalingSpec{}}}}
+			s.KVCacheOffloading = &KVCacheOffloadingSpec{CPU: resource.MustParse("10Gi"),
+				Secondary: []SecondaryTierSpec{{FileSystem: &FileSystemTierSpec{EmptyDir: &EmptyDirTierSpec{Size: resource.MustParse("100Gi")}}}}}
+			s.RolloutStrategy = &RolloutStrategy{}
+			s.Prefill = &WorkloadSpec{Replicas: ptr.To[int32](2)}
+		})},
+		{name: "a worker without parallelism across nodes", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Prefill = &WorkloadSpec{Worker: &corev1.PodSpec{}, Parallelism: &ParallelismSpec{Tensor: ptr.To[int32](4)}}
 		}), want: []string{
-			"spec.prefill: Forbidden: spec.prefill is not supported by Serval yet",
-			"spec.worker: Forbidden: spec.worker is not supported by Serval yet",
-			"spec.scaling: Forbidden: spec.scaling is not supported by Serval yet",
-			"spec.kvCacheOffloading: Forbidden: spec.kvCacheOffloading is not supported by Serval yet",
-			"spec.rolloutStrategy: Forbidden: spec.rolloutStrategy is not supported by Serval yet",
-			"spec.model.confidential: Forbidden: spec.model.confidential is not supported by Serval yet",
+			`spec.worker: Invalid value: "set": a worker runs each replica across nodes: set spec.parallelism to data parallelism (data, dataLocal) or pipeline parallelism (pipeline)`,
+			`spec.prefill.worker: Invalid value: "set": a worker runs each replica across nodes: set spec.prefill.parallelism to data parallelism (data, dataLocal) or pipeline parallelism (pipeline)`,
+		}},
+		{name: "scaling with replicas, min over max, both mechanisms", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Replicas = ptr.To[int32](2)
+			s.Scaling = &ScalingSpec{MinReplicas: ptr.To[int32](4), MaxReplicas: 3, WVA: &WVASpec{}, KEDA: &DirectKEDAScalingSpec{}}
+		}), want: []string{
+			`spec.scaling: Invalid value: "set": scaling and spec.replicas are mutually exclusive: the autoscaler sets the replicas; remove one`,
+			"spec.scaling.minReplicas: Invalid value: 4: minReplicas (4) cannot exceed maxReplicas (3)",
+			`spec.scaling: Invalid value: "wva and keda": wva and keda are mutually exclusive: choose one`,
+		}},
+		{name: "no scaling mechanism; no actuator", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Scaling = &ScalingSpec{MaxReplicas: 3}
+			s.Prefill = &WorkloadSpec{Scaling: &ScalingSpec{MaxReplicas: 3, WVA: &WVASpec{VariantCost: "5"}}}
+		}), want: []string{
+			"spec.scaling: Required value: set wva (the Workload Variant Autoscaler) or keda (KEDA on your triggers)",
+			"spec.prefill.scaling.wva: Required value: set the actuator: hpa or keda",
+		}},
+		{name: "KEDA without triggers, idle count without minimum, an HPA name", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Scaling = &ScalingSpec{MaxReplicas: 3, KEDA: &DirectKEDAScalingSpec{KEDAScalingSpec: KEDAScalingSpec{
+				IdleReplicaCount: ptr.To[int32](0), Advanced: &apiextensionsv1.JSON{Raw: []byte(`{"horizontalPodAutoscalerConfig":{"name":"mine"}}`)}}}}
+		}), want: []string{
+			"spec.scaling.keda.triggers: Required value: at least one trigger is required when KEDA scales on your triggers",
+			"spec.scaling.keda.advanced.horizontalPodAutoscalerConfig.name: Forbidden: Serval names the HPA KEDA makes: remove the name",
+			"spec.scaling.minReplicas: Required value: minReplicas is required when idleReplicaCount is set, and must be above it (0)",
+		}},
+		{name: "WVA's KEDA with modifiers and an idle count at the minimum", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Scaling = &ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 3, WVA: &WVASpec{ActuatorSpec: ActuatorSpec{KEDA: &KEDAScalingSpec{
+				IdleReplicaCount: ptr.To[int32](1), Advanced: &apiextensionsv1.JSON{Raw: []byte(`{"scalingModifiers":{"formula":"a+b"}}`)}}}}}
+		}), want: []string{
+			"spec.scaling.wva.keda.advanced.scalingModifiers: Forbidden: the Workload Variant Autoscaler computes the replicas: remove scalingModifiers",
+			"spec.scaling.wva.keda.idleReplicaCount: Invalid value: 1: idleReplicaCount (1) must be less than minReplicas (1): it is the count when no trigger is active",
+		}},
+		{name: "KV cache tiers that are not one volume", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.KVCacheOffloading = &KVCacheOffloadingSpec{Secondary: []SecondaryTierSpec{{},
+				{FileSystem: &FileSystemTierSpec{}},
+				{FileSystem: &FileSystemTierSpec{PVC: &PVCTierSpec{}}},
+				{FileSystem: &FileSystemTierSpec{PVC: &PVCTierSpec{Ref: &PVCRefTierSpec{}}}}}}
+		}), want: []string{
+			`spec.kvCacheOffloading.cpu: Invalid value: "0": the CPU memory for the KV cache must be above zero ("10Gi")`,
+			"spec.kvCacheOffloading.secondary[0].fileSystem: Required value: a secondary tier is a fileSystem tier",
+			`spec.kvCacheOffloading.secondary[1].fileSystem: Invalid value: "emptyDir and pvc": set exactly one of emptyDir and pvc`,
+			`spec.kvCacheOffloading.secondary[2].fileSystem.pvc: Invalid value: "spec and ref": set exactly one of spec (a claim per pod) and ref (your claim)`,
+			"spec.kvCacheOffloading.secondary[3].fileSystem.pvc.ref.name: Required value: the claim's name",
 		}},
 		{name: "pipeline and data parallelism", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2), Data: ptr.To[int32](2)}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -21,6 +22,7 @@ import (
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
@@ -121,6 +123,49 @@ func TestGolden(t *testing.T) {
 			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
 				Ref: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "epp-config"}}}}}
 		},
+		// Prefill/decode on one node per replica: the decode pods behind
+		// the routing sidecar, the prefill Deployment, the picker's P/D
+		// profiles.
+		"prefill-decode": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
+			s.Prefill = &v1alpha2.WorkloadSpec{Replicas: ptr.To[int32](2), Parallelism: &v1alpha2.ParallelismSpec{Tensor: ptr.To[int32](2)}}
+		},
+		// Each replica a LeaderWorkerSet group of data / dataLocal = 2 pods.
+		"worker-data-parallel": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Parallelism = &v1alpha2.ParallelismSpec{Data: ptr.To[int32](16), DataLocal: ptr.To[int32](8), Expert: true, Tensor: ptr.To[int32](1)}
+			s.RolloutStrategy = &v1alpha2.RolloutStrategy{MaxSurge: ptr.To(intstr.FromInt32(1))}
+		},
+		// Pipeline parallelism over a Ray cluster of 2 nodes per replica.
+		"worker-pipeline-parallel": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Parallelism = &v1alpha2.ParallelismSpec{Pipeline: ptr.To[int32](2), Tensor: ptr.To[int32](8)}
+		},
+		// Prefill/decode, both across nodes, each scaled: decode by WVA
+		// through an HPA, prefill by WVA through KEDA.
+		"prefill-decode-multi-node-wva": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
+			dp := &v1alpha2.ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](2)}
+			s.Worker, s.Parallelism = &corev1.PodSpec{}, dp
+			s.Labels = map[string]string{children.AcceleratorLabel: "H100"}
+			s.Scaling = &v1alpha2.ScalingSpec{MaxReplicas: 4, WVA: &v1alpha2.WVASpec{VariantCost: "20", ActuatorSpec: v1alpha2.ActuatorSpec{HPA: &v1alpha2.HPAScalingSpec{}}}}
+			s.Prefill = &v1alpha2.WorkloadSpec{Worker: &corev1.PodSpec{}, Parallelism: dp.DeepCopy(),
+				Scaling: &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 3, WVA: &v1alpha2.WVASpec{ActuatorSpec: v1alpha2.ActuatorSpec{
+					KEDA: &v1alpha2.KEDAScalingSpec{IdleReplicaCount: ptr.To[int32](0), CooldownPeriod: ptr.To[int32](600)}}}}}
+		},
+		// KEDA on the user's trigger, to zero when idle; KV cache offloaded
+		// to CPU, an emptyDir and the user's claim.
+		"keda-kv-cache": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Scaling = &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 5, KEDA: &v1alpha2.DirectKEDAScalingSpec{
+				KEDAScalingSpec: v1alpha2.KEDAScalingSpec{IdleReplicaCount: ptr.To[int32](0)},
+				Triggers: []v1alpha2.ScaleTrigger{{Type: "prometheus", Metadata: map[string]string{"serverAddress": "http://prom:9090",
+					"query": `sum(vllm:num_requests_waiting{model_name="llama"})`, "threshold": "4"}}}}}
+			s.KVCacheOffloading = &v1alpha2.KVCacheOffloadingSpec{CPU: resourceQuantity(t, "20Gi"), EvictionPolicy: "arc",
+				Secondary: []v1alpha2.SecondaryTierSpec{
+					{FileSystem: &v1alpha2.FileSystemTierSpec{EmptyDir: &v1alpha2.EmptyDirTierSpec{Size: resourceQuantity(t, "100Gi")}}},
+					{FileSystem: &v1alpha2.FileSystemTierSpec{PVC: &v1alpha2.PVCTierSpec{Ref: &v1alpha2.PVCRefTierSpec{Name: "kv-shared", Path: "llama"}}}}}}
+			s.RolloutStrategy = &v1alpha2.RolloutStrategy{MaxUnavailable: ptr.To(intstr.FromString("50%"))}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
@@ -148,10 +193,15 @@ func TestGolden(t *testing.T) {
 				other.Spec.Router.Scheduler = &v1alpha2.SchedulerSpec{}
 				in.Group, _ = children.SplitGroup(children.Member(svc), []children.GroupMember{children.Member(svc), children.Member(other)})
 			}
-			w, err := children.WorkloadComponent(in)
-			require.NoError(t, err)
-			objs, err := children.WorkloadObjects(in, w)
-			require.NoError(t, err)
+			in.Autoscaling = config.LLMAutoscaling{PrometheusURL: "http://prometheus.monitoring:9090", AuthModes: "bearer", TriggerAuthName: "prom-auth"}
+			var objs []apply.Object
+			for _, p := range children.Parts(in.Spec) {
+				w, err := children.WorkloadComponent(in, p)
+				require.NoError(t, err)
+				more, err := children.WorkloadObjects(in, w)
+				require.NoError(t, err)
+				objs = append(objs, more...)
+			}
 			// The certificate is random; its names are checked in TestCertificateNames.
 			objs = append(objs, children.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
 			if children.HasScheduler(in.Spec) {

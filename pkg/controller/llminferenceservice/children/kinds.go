@@ -45,7 +45,7 @@ const PickerClusterRole = "serval-endpoint-picker"
 
 // Kinds are the kinds of this package, for the registry.
 func Kinds() []kinds.Kind {
-	return []kinds.Kind{InferencePoolKind, RoleBindingKind}
+	return []kinds.Kind{InferencePoolKind, RoleBindingKind, LeaderWorkerSetKind}
 }
 
 // poolSignal is what Serval reads of a pool: its parents' conditions.

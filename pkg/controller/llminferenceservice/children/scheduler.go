@@ -78,6 +78,9 @@ func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec, tls bool) string {
 		return string(c.Inline.Raw)
 	}
 	lora := spec.Model.LoRA != nil && len(spec.Model.LoRA.Adapters) > 0
+	if spec.Prefill != nil {
+		return disaggregatedConfig(lora, tls)
+	}
 	text := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" +
 		"- type: single-profile-handler\n- type: queue-scorer\n- type: kv-cache-utilization-scorer\n" +
 		"- type: prefix-cache-scorer\n- type: no-hit-lru-scorer\n- type: max-score-picker\n"
@@ -93,6 +96,32 @@ func schedulerConfig(spec *v1alpha2.LLMInferenceServiceSpec, tls bool) string {
 	}
 	return text + "  - pluginRef: queue-scorer\n    weight: 2\n  - pluginRef: kv-cache-utilization-scorer\n    weight: 2\n" +
 		"  - pluginRef: prefix-cache-scorer\n    weight: 3\n  - pluginRef: no-hit-lru-scorer\n    weight: 2\n  - pluginRef: max-score-picker\n"
+}
+
+// disaggregatedConfig is the picker's config with a prefill workload,
+// KServe's (llm-d's P/D baseline): every request is disaggregated; the
+// prefill profile picks among the prefill pods on prefix cache, queue and
+// KV-cache utilisation, the decode profile among the decode pods on active
+// requests and prefix cache; LoRA affinity in both when the model has
+// adapters.
+func disaggregatedConfig(lora, tls bool) string {
+	text := "apiVersion: llm-d.ai/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n" +
+		"- type: disagg-headers-handler\n- type: prefill-filter\n- type: decode-filter\n- type: queue-scorer\n" +
+		"- type: kv-cache-utilization-scorer\n- type: active-request-scorer\n- type: prefix-cache-scorer\n- type: max-score-picker\n" +
+		"- type: always-disagg-pd-decider\n- type: disagg-profile-handler\n  parameters:\n    deciders:\n      prefill: always-disagg-pd-decider\n"
+	loraRef := ""
+	if lora {
+		text += "- type: lora-affinity-scorer\n"
+		loraRef = "  - pluginRef: lora-affinity-scorer\n    weight: 4\n"
+	}
+	if tls {
+		text += "- type: metrics-data-source\n  parameters:\n    scheme: https\n    insecureSkipVerify: true\n"
+	}
+	return text + "schedulingProfiles:\n- name: prefill\n  plugins:\n  - pluginRef: prefill-filter\n" + loraRef +
+		"  - pluginRef: prefix-cache-scorer\n    weight: 3\n  - pluginRef: queue-scorer\n    weight: 2\n" +
+		"  - pluginRef: kv-cache-utilization-scorer\n    weight: 2\n  - pluginRef: max-score-picker\n" +
+		"- name: decode\n  plugins:\n  - pluginRef: decode-filter\n" + loraRef +
+		"  - pluginRef: active-request-scorer\n    weight: 2\n  - pluginRef: prefix-cache-scorer\n    weight: 3\n  - pluginRef: max-score-picker\n"
 }
 
 // The ConfigMap of config.ref is mounted here, its key as pickerConfigFile.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,9 +12,12 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/owner"
@@ -38,6 +40,8 @@ type Inputs struct {
 	// TLS says whether the model and the picker serve TLS
 	// (.GlobalConfig.EnableTLS).
 	TLS bool
+	// Autoscaling is where a KEDA actuator reads WVA's metric.
+	Autoscaling config.LLMAutoscaling
 	// Group are the members of the service's routing group that share its
 	// route's traffic, itself among them, by name; nil without a group.
 	Group []GroupMember
@@ -49,27 +53,119 @@ const ModelPort int32 = 8000
 // mainContainer is the container the model is mounted into.
 const mainContainer = "main"
 
-// WorkloadComponent is the model workload as a Component: the pod of the
-// combined template with the model mounted, run by a Deployment of
-// spec.replicas (1 when unset).
-func WorkloadComponent(in Inputs) (*components.Component, error) {
-	svc := in.Service
-	if in.Spec.Template == nil || len(in.Spec.Template.Containers) == 0 {
-		return nil, fmt.Errorf("the combined spec has no pod template with a container: is the preset %s installed?", presets.Template)
+// PartWorkload is one model workload rendered: its serving pods (a
+// Deployment's, or a LeaderWorkerSet's leaders') and, across nodes, its
+// worker pods.
+type PartWorkload struct {
+	Part Part
+	// Leader runs the part's template: the Deployment's pods, or the
+	// LeaderWorkerSet's leaders; nil for a LeaderWorkerSet without a leader
+	// template (its workers serve).
+	Leader *components.Component
+	// Worker runs the part's worker pods; nil for a Deployment.
+	Worker *components.Component
+	// Pods and WorkerPods select the part's pods, for their problems.
+	Pods, WorkerPods map[string]string
+}
+
+// Serving is the component whose pods serve: the leader, else the worker.
+func (w *PartWorkload) Serving() *components.Component {
+	if w.Leader != nil {
+		return w.Leader
 	}
-	pod := in.Spec.Template.DeepCopy()
-	mainFirst(pod)
-	c := newComponent(svc, Workload, WorkloadName(svc.Name), *pod, workloadSelector(svc), in.Spec.Labels, in.Spec.Annotations, in.Spec.Replicas)
-	addParallelism(&c.Pod.Containers[0], in.Spec.Parallelism)
-	addServerTracing(in.Spec.Tracing, svc, &c.Pod.Containers[0])
-	if err := addLoRAArgs(&c.Pod.Containers[0], in.Spec, svc.Namespace); err != nil {
+	return w.Worker
+}
+
+// WorkloadComponent renders a part's pods from the combined spec: the
+// template (and worker) with the model mounted, vLLM's parallelism, LoRA,
+// tracing and KV cache offloading arguments, the part's labels and rollout
+// strategy; replicas from the part's replicas (1 when unset), unless an
+// autoscaler sets them.
+func WorkloadComponent(in Inputs, p Part) (*PartWorkload, error) {
+	svc := in.Service
+	w := &PartWorkload{Part: p, Pods: p.podLabels(svc)}
+	noPod := p.Spec.Template == nil || len(p.Spec.Template.Containers) == 0
+	if noPod && !p.MultiNode() {
+		return nil, fmt.Errorf("the combined spec has no %s pod template with a container: is the preset %s installed?", partWord(p), presetOf(p))
+	}
+	if !noPod {
+		c, err := partComponent(in, p, *p.Spec.Template, p.podLabels(svc), false)
+		if err != nil {
+			return nil, err
+		}
+		w.Leader = c
+	}
+	if p.MultiNode() {
+		if len(p.Spec.Worker.Containers) == 0 {
+			return nil, fmt.Errorf("the combined spec's %s worker has no container: is the preset %s installed?", partWord(p), presetOf(p))
+		}
+		c, err := partComponent(in, p, *p.Spec.Worker, p.workerLabels(svc), true)
+		if err != nil {
+			return nil, err
+		}
+		w.Worker, w.WorkerPods = c, p.workerLabels(svc)
+	}
+	return w, nil
+}
+
+// partComponent is one pod template of a part as a Component.
+func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]string, worker bool) (*components.Component, error) {
+	svc := in.Service
+	pod = *pod.DeepCopy()
+	mainFirst(&pod)
+	selector := p.selector(svc)
+	if worker {
+		// Workers behind a leader serve nothing: they carry none of the
+		// serving labels the pool and the Service select.
+		selector = labels
+	}
+	c := newComponent(svc, p.Component(), p.Name(svc.Name), pod, selector, p.Spec.Labels, p.Spec.Annotations, p.Spec.Replicas)
+	if worker {
+		c.Labels = maps.Clone(labels)
+		maps.Copy(c.Labels, p.Spec.Labels)
+	} else {
+		maps.Copy(c.Labels, labels)
+	}
+	if p.Spec.Scaling != nil {
+		// The autoscaler sets the replicas; the apply step hands them over.
+		c.AutoscalerClass = v1beta1.AutoscalerExternal
+	}
+	c.Extension.DeploymentStrategy = deploymentStrategy(p.Spec.RolloutStrategy)
+	main := &c.Pod.Containers[0]
+	addParallelism(main, p.Spec.Parallelism, p.MultiNode(), worker)
+	addServerTracing(in.Spec.Tracing, svc, main)
+	if err := addLoRAArgs(main, in.Spec, svc.Namespace); err != nil {
 		return nil, err
 	}
+	addKVCacheOffloading(&c.Pod, p.Spec.KVCacheOffloading)
 	if err := addModels(c, in); err != nil {
 		return nil, err
 	}
-	c.Ports = portsOf(c.Pod.Containers[0])
+	c.Ports = portsOf(*main)
 	return c, nil
+}
+
+// partWord names a part in messages.
+func partWord(p Part) string {
+	if p.Prefill {
+		return "prefill"
+	}
+	return "main"
+}
+
+// presetOf is the well-known preset that brings a part's pods.
+func presetOf(p Part) string {
+	switch {
+	case p.Prefill && p.MultiNode():
+		return presets.PrefillWorkerDataParallel
+	case p.Prefill:
+		return presets.PrefillTemplate
+	case p.MultiNode():
+		return presets.WorkerDataParallel
+	case p.disaggregated:
+		return presets.DecodeTemplate
+	}
+	return presets.Template
 }
 
 // addModels mounts the model (and its LoRA adapters) into the pod, unless
@@ -141,15 +237,6 @@ func mainFirst(pod *corev1.PodSpec) {
 	}
 }
 
-// addParallelism passes the tensor parallel size to vLLM, unless the
-// container's arguments already set it.
-func addParallelism(c *corev1.Container, p *v1alpha2.ParallelismSpec) {
-	if p == nil || p.Tensor == nil || slices.Contains(c.Args, "--tensor-parallel-size") {
-		return
-	}
-	c.Args = append(c.Args, "--tensor-parallel-size", strconv.Itoa(int(*p.Tensor)))
-}
-
 func portsOf(c corev1.Container) []components.Port {
 	out := make([]components.Port, 0, len(c.Ports))
 	for _, p := range c.Ports {
@@ -158,13 +245,35 @@ func portsOf(c corev1.Container) []components.Port {
 	return out
 }
 
-// WorkloadObjects are the model workload's Deployment and its Service.
-func WorkloadObjects(in Inputs, c *components.Component) ([]apply.Object, error) {
-	dep, err := standard.MakeDeployment(c)
+// WorkloadObjects are a part's objects: its Deployment or
+// LeaderWorkerSet, its autoscaler, and for the main part the Service in
+// front of the model pods (it selects prefill and decode pods alike, as
+// KServe's does).
+func WorkloadObjects(in Inputs, w *PartWorkload) ([]apply.Object, error) {
+	svc := in.Service
+	var objs []apply.Object
+	if w.Part.MultiNode() {
+		lws, err := MakeLeaderWorkerSet(in, w)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, apply.Object{GVK: LeaderWorkerSetKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: w.Part.Name(svc.Name)},
+			Spec: client.ApplyConfigurationFromUnstructured(lws), OmitsReplicas: w.Part.Spec.Scaling != nil})
+	} else {
+		dep, err := standard.MakeDeployment(w.Leader)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, apply.Object{GVK: standard.DeploymentKind.GVK, Key: w.Leader.Key(), Spec: dep, OmitsReplicas: !standard.OwnsReplicas(w.Leader)})
+	}
+	scaling, err := ScalingObjects(in, w.Part)
 	if err != nil {
 		return nil, err
 	}
-	svc := in.Service
+	objs = append(objs, scaling...)
+	if w.Part.Prefill {
+		return objs, nil
+	}
 	name := presets.WorkloadServiceName(svc.Name)
 	scheme := Scheme(in.TLS)
 	service := corev1ac.Service(name, svc.Namespace).
@@ -174,10 +283,7 @@ func WorkloadObjects(in Inputs, c *components.Component) ([]apply.Object, error)
 			WithSelector(workloadSelector(svc)).
 			WithPorts(corev1ac.ServicePort().WithName(scheme).WithAppProtocol(scheme).WithPort(ModelPort).
 				WithTargetPort(intstr.FromInt32(ModelPort)).WithProtocol(corev1.ProtocolTCP)))
-	return []apply.Object{
-		{GVK: standard.DeploymentKind.GVK, Key: c.Key(), Spec: dep},
-		{GVK: standard.ServiceKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: name}, Spec: service},
-	}, nil
+	return append(objs, apply.Object{GVK: standard.ServiceKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: name}, Spec: service}), nil
 }
 
 // Scheme is the model's and the picker's scheme: https when they serve TLS.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -205,8 +206,9 @@ var functions = strtemplate.Funcs{
 		return max(grace-preStop-min(5, grace), 0), nil
 	},
 	// kvTransferConfig is vLLM's --kv-transfer-config for KV cache
-	// offloading, which Serval does not implement yet: empty when there is
-	// none.
+	// offloading, quoted for the bash scripts of KServe's presets as KServe
+	// quotes it; empty when there is none. (Serval's presets pass it as
+	// an argument of their own: see KVCacheOffloadingSpec.TransferConfig.)
 	"kvTransferConfig": func(args []any) (any, error) {
 		if len(args) != 1 {
 			return nil, fmt.Errorf("wrong number of args for kvTransferConfig: want 1 got %d", len(args))
@@ -214,6 +216,37 @@ var functions = strtemplate.Funcs{
 		if _, none := args[0].(strtemplate.Null); none {
 			return "", nil
 		}
-		return nil, fmt.Errorf("kvCacheOffloading is not supported by Serval yet")
+		kv, err := kvCacheOf(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return "--kv-transfer-config '" + strings.ReplaceAll(kv.TransferConfig(), `"`, `\\\"`) + "'", nil
 	},
+}
+
+// kvCacheOf reads a kvCacheOffloading spec back from what a template sees
+// of it.
+func kvCacheOf(v any) (*v1alpha2.KVCacheOffloadingSpec, error) {
+	d, ok := v.(strtemplate.Data)
+	if !ok {
+		return nil, fmt.Errorf("kvTransferConfig takes a kvCacheOffloading spec")
+	}
+	cpu, _ := d["CPU"].(string)
+	q, err := resource.ParseQuantity(cpu)
+	if err != nil {
+		return nil, fmt.Errorf("kvTransferConfig: the CPU memory %q: %w", cpu, err)
+	}
+	kv := &v1alpha2.KVCacheOffloadingSpec{CPU: q}
+	kv.EvictionPolicy, _ = d["EvictionPolicy"].(string)
+	tiers, _ := d["Secondary"].([]any)
+	for _, t := range tiers {
+		tier := v1alpha2.SecondaryTierSpec{}
+		if td, ok := t.(strtemplate.Data); ok {
+			if _, none := td["FileSystem"].(strtemplate.Null); !none && td["FileSystem"] != nil {
+				tier.FileSystem = &v1alpha2.FileSystemTierSpec{}
+			}
+		}
+		kv.Secondary = append(kv.Secondary, tier)
+	}
+	return kv, nil
 }

@@ -27,7 +27,7 @@ var (
 	// not change anyway).
 	ServiceKind = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("Service"), Typed: func() client.Object { return &corev1.Service{} }}
 	HPAKind     = kinds.Kind{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
-		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }, StatusSignal: kinds.NoStatus}
+		Typed: func() client.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }, StatusSignal: HPASignal}
 )
 
 // Mode is the Standard deployment mode.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
@@ -97,4 +98,27 @@ func metric(c *components.Component) *autoscalingv2ac.MetricSpecApplyConfigurati
 	return autoscalingv2ac.MetricSpec().
 		WithType(autoscalingv2.ResourceMetricSourceType).
 		WithResource(autoscalingv2ac.ResourceMetricSource().WithName(name).WithTarget(target))
+}
+
+// HPASignal is HPAKind's StatusSignal: whether the HPA can scale and
+// scales (AbleToScale, ScalingActive), with the reason when it cannot. An
+// LLMInferenceService's ScalingReady reads them; the replica counts and
+// metrics the HPA rewrites as they move bring no reconcile.
+func HPASignal(obj client.Object) string {
+	hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
+	if !ok {
+		return ""
+	}
+	sig := ""
+	for _, c := range hpa.Status.Conditions {
+		if c.Type != autoscalingv2.AbleToScale && c.Type != autoscalingv2.ScalingActive {
+			continue
+		}
+		sig += string(c.Type) + "=" + string(c.Status)
+		if c.Status == corev1.ConditionFalse {
+			sig += "/" + c.Reason
+		}
+		sig += ";"
+	}
+	return sig
 }

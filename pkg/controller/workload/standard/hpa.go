@@ -9,6 +9,7 @@ import (
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
 )
@@ -100,13 +101,14 @@ func metric(c *components.Component) *autoscalingv2ac.MetricSpecApplyConfigurati
 		WithResource(autoscalingv2ac.ResourceMetricSource().WithName(name).WithTarget(target))
 }
 
-// HPASignal is HPAKind's StatusSignal: whether the HPA can scale and
-// scales (AbleToScale, ScalingActive), with the reason when it cannot. An
-// LLMInferenceService's ScalingReady reads them; the replica counts and
-// metrics the HPA rewrites as they move bring no reconcile.
+// HPASignal is HPAKind's StatusSignal. An LLMInferenceService's
+// ScalingReady reads whether its HPA can scale and scales (AbleToScale,
+// ScalingActive, with the reason when it cannot); an InferenceService reads
+// nothing of its HPA's status. The replica counts and metrics the HPA
+// rewrites as they move bring no reconcile.
 func HPASignal(obj client.Object) string {
 	hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-	if !ok {
+	if !ok || hpa.Labels[v1alpha2.LLMInferenceServiceLabel] == "" {
 		return ""
 	}
 	sig := ""

@@ -55,6 +55,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	cp config/crd/bases/*.yaml charts/serval-crds/files/
 	cp config/rbac/role.yaml charts/serval/files/role.yaml
 	cp config/rbac/endpoint-picker.yaml charts/serval/files/endpoint-picker.yaml
+	cp config/rbac/routing-sidecar.yaml charts/serval/files/routing-sidecar.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/

@@ -171,6 +171,9 @@ func install(ctx context.Context, c client.Client, root string, out io.Writer) e
 	if err := ApplyFile(ctx, c, filepath.Join(root, "config/rbac/endpoint-picker.yaml"), ""); err != nil {
 		return err
 	}
+	if err := ApplyFile(ctx, c, filepath.Join(root, "config/rbac/routing-sidecar.yaml"), ""); err != nil {
+		return err
+	}
 	if err := ApplyFile(ctx, c, filepath.Join(root, "config/dev/knative-config-features.yaml"), ""); err != nil {
 		return err
 	}

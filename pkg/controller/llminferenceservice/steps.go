@@ -87,14 +87,17 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		}
 		s.out.Objects = append(s.out.Objects, os...)
 	}
+	var workloads []*children.PartWorkload
 	for _, part := range children.Parts(s.spec) {
 		w, objs, ok, err := r.renderPart(s, part)
 		if err != nil || !ok {
 			return err
 		}
 		s.parts = append(s.parts, &partState{Part: part, workload: w})
+		workloads = append(workloads, w)
 		add(part.Component(), objs...)
 	}
+	add(children.Workload, children.SidecarObjects(s.inputs, workloads)...)
 	cert, err := r.certs.For(ctx, children.CertificateKey(s.inputs), s.svc.UID, children.CertificateNames(s.inputs))
 	if err != nil {
 		return err

@@ -195,13 +195,16 @@ func TestGolden(t *testing.T) {
 			}
 			in.Autoscaling = config.LLMAutoscaling{PrometheusURL: "http://prometheus.monitoring:9090", AuthModes: "bearer", TriggerAuthName: "prom-auth"}
 			var objs []apply.Object
+			var workloads []*children.PartWorkload
 			for _, p := range children.Parts(in.Spec) {
 				w, err := children.WorkloadComponent(in, p)
 				require.NoError(t, err)
 				more, err := children.WorkloadObjects(in, w)
 				require.NoError(t, err)
 				objs = append(objs, more...)
+				workloads = append(workloads, w)
 			}
+			objs = append(objs, children.SidecarObjects(in, workloads)...)
 			// The certificate is random; its names are checked in TestCertificateNames.
 			objs = append(objs, children.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
 			if children.HasScheduler(in.Spec) {

@@ -131,6 +131,7 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 		c.AutoscalerClass = v1beta1.AutoscalerExternal
 	}
 	c.Extension.DeploymentStrategy = deploymentStrategy(p.Spec.RolloutStrategy)
+	prepareRoutingSidecar(in, &c.Pod)
 	main := &c.Pod.Containers[0]
 	addParallelism(main, p.Spec.Parallelism, p.MultiNode(), worker)
 	addServerTracing(in.Spec.Tracing, svc, main)

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,6 +182,12 @@ func TestPrefillDecode(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(decode.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool {
 		return c.Name == "llm-d-routing-sidecar" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	}), "the decode pods' routing sidecar")
+	assert.Equal(t, "pd-kserve", decode.Spec.Template.Spec.ServiceAccountName, "the sidecar's pods run as their own account")
+	binding := &rbacv1.RoleBinding{}
+	require.True(t, exists(binding, ns, "pd-kserve-rb"))
+	assert.Equal(t, "serval-routing-sidecar", binding.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "pd-kserve", Namespace: ns}}, binding.Subjects)
+	assert.True(t, exists(&corev1.ServiceAccount{}, ns, "pd-kserve"))
 
 	makeAvailable(t, ns, "pd-kserve")
 	eventually(t, "decode ready, prefill not", func() bool {
@@ -203,6 +210,8 @@ func TestPrefillDecode(t *testing.T) {
 		s.Spec.Prefill = nil
 		return k8s.Update(context.Background(), s)
 	}))
-	eventually(t, "the prefill Deployment pruned", func() bool { return !exists(&appsv1.Deployment{}, ns, "pd-kserve-prefill") })
+	eventually(t, "the prefill Deployment and the sidecar's grant pruned", func() bool {
+		return !exists(&appsv1.Deployment{}, ns, "pd-kserve-prefill") && !exists(&rbacv1.RoleBinding{}, ns, "pd-kserve-rb")
+	})
 	eventually(t, "PrefillWorkloadReady removed", func() bool { return condition(t, ns, "pd", "PrefillWorkloadReady") == "" })
 }

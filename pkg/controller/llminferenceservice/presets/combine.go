@@ -82,7 +82,7 @@ func Combine(ctx context.Context, svc *v1alpha2.LLMInferenceService, src Source,
 	if shaped.Model.Name != nil {
 		svc.Spec.Model.Name = shaped.Model.Name
 	}
-	pool := poolName(svc, shaped.Router)
+	pool := PoolName(svc, shaped.Router)
 	data := templateData(svc, g, pool)
 	var res Result
 	var specs []v1alpha2.LLMInferenceServiceSpec

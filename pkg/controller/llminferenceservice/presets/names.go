@@ -113,9 +113,9 @@ func EPPServiceName(name string) string { return kmeta.ChildName(name, eppServic
 // EPPServiceAccountName is the endpoint picker's ServiceAccount.
 func EPPServiceAccountName(name string) string { return kmeta.ChildName(name, eppSASuffix) }
 
-// poolName is the pool the route's backends name: the user's own, else
+// PoolName is the pool the route's backends name: the user's own, else
 // the one Serval makes.
-func poolName(svc *v1alpha2.LLMInferenceService, r *v1alpha2.RouterSpec) string {
+func PoolName(svc *v1alpha2.LLMInferenceService, r *v1alpha2.RouterSpec) string {
 	if r != nil && r.Scheduler != nil && r.Scheduler.Pool.HasRef() {
 		return r.Scheduler.Pool.Ref.Name
 	}

@@ -47,7 +47,7 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	}
 	if kind != "InferenceService" {
 		var out []finding
-		for _, f := range unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter", "workerSpec"}) {
+		for _, f := range unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter"}) {
 			f.msg = strings.Replace(f.msg, rejectedByWebhook, rejectedByRuntime, 1)
 			out = append(out, f)
 		}
@@ -64,7 +64,7 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 			continue
 		}
 		path := "spec." + component
-		out = append(out, unsupported(c, path, []string{"workerSpec", "art"})...)
+		out = append(out, unsupported(c, path, []string{"art"})...)
 		out = append(out, unsupported(lookup(c, "logger"), path+".logger", []string{"storage"})...)
 		out = append(out, autoScalingFindings(metadata, c, path)...)
 		if component == "predictor" {

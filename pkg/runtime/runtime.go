@@ -100,6 +100,7 @@ const (
 	skipAutoSelectOff
 	skipProtocol
 	skipUndecodable
+	skipMultiNode
 )
 
 func (s skip) String() string {
@@ -118,6 +119,8 @@ func (s skip) String() string {
 		return "does not support protocol " + s.detail
 	case skipUndecodable:
 		return "its spec does not decode (" + s.detail + ")"
+	case skipMultiNode:
+		return s.detail
 	}
 	return ""
 }

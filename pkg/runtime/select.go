@@ -15,6 +15,10 @@ type Request struct {
 	Protocol *v1beta1.Protocol
 	// Runtime is the explicitly named runtime; empty to auto-select.
 	Runtime string
+	// MultiNode: the predictor has a workerSpec. Only runtimes with a
+	// workerSpec serve it, and only those without one serve the others
+	// (KServe's rule).
+	MultiNode bool
 	// Previous is the runtime chosen before, from status. It is kept while
 	// still valid (stickiness); the caller passes it only while the spec is
 	// unchanged since that choice.
@@ -154,7 +158,7 @@ func keepPrevious(req Request, runtimes []Runtime) *Selection {
 		if r.Name != prev.Name || r.Namespaced != prev.Namespaced {
 			continue
 		}
-		if _, why := autoSelectable(r, req.ModelFormat); why.kind == noSkip && r.supportsProtocol(protocol) {
+		if _, why := autoSelectable(r, req); why.kind == noSkip && r.supportsProtocol(protocol) {
 			return &Selection{Runtime: r, Protocol: protocol, Sticky: true}
 		}
 	}
@@ -163,7 +167,8 @@ func keepPrevious(req Request, runtimes []Runtime) *Selection {
 
 // autoSelectable returns the priority of the format entry when the runtime
 // may be auto-selected for the format, else why not.
-func autoSelectable(r Runtime, f v1beta1.ModelFormat) (int32, skip) {
+func autoSelectable(r Runtime, req Request) (int32, skip) {
+	f := req.ModelFormat
 	switch {
 	case r.DecodeError != "":
 		return 0, skip{kind: skipUndecodable, detail: r.DecodeError}
@@ -171,6 +176,10 @@ func autoSelectable(r Runtime, f v1beta1.ModelFormat) (int32, skip) {
 		return 0, skip{kind: skipDisabled}
 	case r.Spec.IsMultiModel():
 		return 0, skip{kind: skipMultiModel}
+	case r.Spec.WorkerSpec != nil && !req.MultiNode:
+		return 0, skip{kind: skipMultiNode, detail: "multi-node (it has a workerSpec; the predictor has none)"}
+	case r.Spec.WorkerSpec == nil && req.MultiNode:
+		return 0, skip{kind: skipMultiNode, detail: "not multi-node (the predictor's workerSpec needs a runtime with a workerSpec)"}
 	}
 	entry, why := r.formatEntry(f)
 	if entry == nil {
@@ -192,7 +201,7 @@ type candidate struct {
 func selectAuto(req Request, runtimes []Runtime) (*Selection, error) {
 	var candidates, v1 []candidate
 	for _, r := range runtimes {
-		prio, why := autoSelectable(r, req.ModelFormat)
+		prio, why := autoSelectable(r, req)
 		if why.kind != noSkip || req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
 			continue
 		}
@@ -245,7 +254,7 @@ func sortCandidates(cs []candidate) {
 // a user most wants to hear about; one that does not know the format at all,
 // the least. Lower is nearer.
 var nearness = map[skipKind]int{
-	skipProtocol: 0, skipVersion: 1, skipAutoSelectOff: 2, skipDisabled: 3, skipMultiModel: 4, skipUndecodable: 5, skipFormat: 6,
+	skipProtocol: 0, skipVersion: 1, skipAutoSelectOff: 2, skipDisabled: 3, skipMultiModel: 4, skipMultiNode: 4, skipUndecodable: 5, skipFormat: 6,
 }
 
 // skipReasons says why each runtime was skipped, nearest misses first. It
@@ -258,7 +267,7 @@ func skipReasons(req Request, runtimes []Runtime) []string {
 	}
 	all := make([]skipped, 0, len(runtimes))
 	for _, r := range runtimes {
-		_, why := autoSelectable(r, req.ModelFormat)
+		_, why := autoSelectable(r, req)
 		if why.kind == noSkip && req.Protocol != nil && !r.supportsProtocol(*req.Protocol) {
 			why = skip{kind: skipProtocol, detail: string(*req.Protocol)}
 		}

@@ -70,7 +70,7 @@ func RuntimeRequest(isvc *v1beta1.InferenceService) *runtime.Request {
 	if model == nil {
 		return nil
 	}
-	req := &runtime.Request{ModelFormat: model.ModelFormat, Protocol: model.ProtocolVersion}
+	req := &runtime.Request{ModelFormat: model.ModelFormat, Protocol: model.ProtocolVersion, MultiNode: isvc.Spec.Predictor.WorkerSpec != nil}
 	if model.Runtime != nil {
 		req.Runtime = *model.Runtime
 	}
@@ -183,6 +183,11 @@ func buildComponent(isvc *v1beta1.InferenceService, t v1beta1.ComponentType, in 
 		return nil, err
 	}
 	c.Labels, c.Annotations = metadataFor(c, isvc)
+	if t == v1beta1.PredictorComponent && mode == v1beta1.Standard {
+		if err := addWorker(c, isvc, in); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

@@ -49,6 +49,8 @@ type Component struct {
 	// the model server, which then has no readiness probe of its own (the
 	// agent runs it); 0 when there is none.
 	AgentPort int32
+	// Worker is a multi-node predictor's worker pods; nil otherwise.
+	Worker *Worker
 	// Split marks a predictor that takes a share of the predictor's traffic
 	// beside the stable one: a canary of spec.canary, or the latest
 	// revision while canaryTrafficPercent keeps the last one rolled out.

@@ -1,6 +1,8 @@
 package workload_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -8,17 +10,21 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/golden"
+	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
+	"github.com/serval-dev/serval/pkg/runtime"
 )
 
 func custom(name string, annotations map[string]string, change func(*v1beta1.InferenceServiceSpec)) *v1beta1.InferenceService {
@@ -105,4 +111,38 @@ func TestGolden(t *testing.T) {
 			golden.Check(t, tc.name, []byte(out.String()))
 		})
 	}
+}
+
+// TestMultiNodeGolden renders a multi-node predictor on Serval's multinode
+// runtime: the head Deployment and Service, the worker Deployment, and the
+// headless Services of this generation.
+func TestMultiNodeGolden(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "config/runtimes/kserve-huggingfaceserver-multinode.yaml"))
+	require.NoError(t, err)
+	crt := &v1alpha1.ClusterServingRuntime{}
+	require.NoError(t, yaml.UnmarshalStrict(data, crt))
+	isvc := &v1beta1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "models", UID: "uid-1", Generation: 3,
+		Annotations: map[string]string{v1beta1.AutoscalerClassAnnotation: "none"}}}
+	isvc.Spec.Predictor.Model = &v1beta1.ModelSpec{ModelFormat: v1beta1.ModelFormat{Name: "huggingface"},
+		PredictorExtensionSpec: v1beta1.PredictorExtensionSpec{StorageURI: ptr.To("pvc://models/llama-70b"),
+			Container: v1beta1.Container{Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}, Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}}}
+	isvc.Spec.Predictor.WorkerSpec = raw(`{"pipelineParallelSize":3,"tensorParallelSize":2,"containers":[{"name":"worker-container",` +
+		`"resources":{"requests":{"nvidia.com/gpu":"2"},"limits":{"nvidia.com/gpu":"2"}}}]}`)
+	v1beta1.Default(isvc)
+	sel := &runtime.Selection{Runtime: runtime.FromClusterServingRuntime(crt), Protocol: v1beta1.ProtocolV1}
+	comps, err := components.Build(components.Inputs{ISVC: isvc, Config: config.Default(), Runtime: sel})
+	require.NoError(t, err)
+	objs, err := standard.Mode{}.Objects(comps[0])
+	require.NoError(t, err)
+	var out strings.Builder
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Spec)
+		require.NoError(t, err)
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	golden.Check(t, "standard-multinode", []byte(out.String()))
 }

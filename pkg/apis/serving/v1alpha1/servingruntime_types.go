@@ -108,7 +108,8 @@ type ServingRuntimeSpec struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	BuiltInAdapter *apiextensionsv1.JSON `json:"builtInAdapter,omitempty"`
-	// WorkerSpec is KServe's multi-node serving. Not supported by Serval yet.
+	// WorkerSpec is the worker pods of multi-node predictors (see WorkerSpec,
+	// which WorkerSpecOf decodes; schemaless in the CRD).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields

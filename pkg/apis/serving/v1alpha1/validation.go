@@ -49,11 +49,10 @@ func ValidateSpec(spec *ServingRuntimeSpec) field.ErrorList {
 		{"replicas", spec.Replicas != nil},
 		{"storageHelper", spec.StorageHelper != nil},
 		{"builtInAdapter", spec.BuiltInAdapter != nil},
-		{"workerSpec", spec.WorkerSpec != nil},
 	} {
 		if mm.set {
 			errs = append(errs, field.Forbidden(path.Child(mm.name), "spec."+mm.name+" is not supported by Serval yet"))
 		}
 	}
-	return errs
+	return append(errs, validateWorkerSpec(spec, path)...)
 }

@@ -47,6 +47,22 @@ func TestValidateSpec(t *testing.T) {
 			s.BuiltInAdapter = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
 			return s
 		}(), []string{"spec.builtInAdapter: Forbidden: spec.builtInAdapter is not supported by Serval yet"}},
+		{"a multi-node runtime", func() *ServingRuntimeSpec {
+			s := spec(format("huggingface", "1", true, 2))
+			s.WorkerSpec = &apiextensionsv1.JSON{Raw: []byte(`{"pipelineParallelSize":1,"containers":[{"name":"worker-container","image":"i"}]}`)}
+			return s
+		}(), nil},
+		{"a workerSpec without a container, a size of 0, a misspelt field", func() *ServingRuntimeSpec {
+			s := spec(format("huggingface", "1", true, 2))
+			s.WorkerSpec = &apiextensionsv1.JSON{Raw: []byte(`{"tensorParallelSize":0}`)}
+			return s
+		}(), []string{"spec.workerSpec.containers: Required value: the worker container of multi-node predictors",
+			"spec.workerSpec.tensorParallelSize: Invalid value: 0: tensorParallelSize cannot be less than 1"}},
+		{"a misspelt workerSpec field", func() *ServingRuntimeSpec {
+			s := spec(format("huggingface", "1", true, 2))
+			s.WorkerSpec = &apiextensionsv1.JSON{Raw: []byte(`{"containerz":[]}`)}
+			return s
+		}(), []string{`spec.workerSpec: Invalid value: "": does not decode`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -54,3 +55,5 @@ func withLegacySKLearn() option {
 }
 
 var appsv1DeploymentStrategyRecreate = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+
+func rawJSON(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }

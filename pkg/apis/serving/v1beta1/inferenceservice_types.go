@@ -116,7 +116,8 @@ type PredictorSpec struct {
 	// +optional
 	Paddle *PredictorExtensionSpec `json:"paddle,omitempty"`
 
-	// WorkerSpec is KServe's multi-node serving. Not supported by Serval yet.
+	// WorkerSpec runs the predictor across nodes: a head pod and worker pods
+	// (see WorkerSpec, which WorkerSpecOf decodes; schemaless in the CRD).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields

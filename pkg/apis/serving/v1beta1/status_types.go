@@ -205,6 +205,9 @@ const (
 	NoSupportingRuntime FailureReason = "NoSupportingRuntime"
 	// InvalidPredictorSpec: the predictor cannot be built as written.
 	InvalidPredictorSpec FailureReason = "InvalidPredictorSpec"
+	// InvalidWorkerSpecNotSet: the InferenceService sets workerSpec, its
+	// runtime has none (KServe's reason).
+	InvalidWorkerSpecNotSet FailureReason = "InvalidWorkerSpecNotSet"
 	// UnsupportedStorageURI: the storage URI's scheme is unknown or malformed.
 	UnsupportedStorageURI FailureReason = "UnsupportedStorageURI"
 	// ModelLoadFailed: the storage initializer or the model server failed.

@@ -62,6 +62,7 @@ func Validate(isvc *InferenceService, opts ValidationOptions) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateCanaries(isvc, mode)...)
+	errs = append(errs, validateWorkerSpec(isvc, mode)...)
 	if isvc.Spec.Explainer != nil && isvc.Spec.Explainer.ART != nil {
 		errs = append(errs, notSupportedYet(field.NewPath("spec", "explainer", "art")))
 	}
@@ -115,9 +116,6 @@ func validatePredictor(p *PredictorSpec, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.Invalid(path, strings.Join(impl, ", "),
 			"the predictor needs exactly one implementation; found "+strings.Join(impl, " and ")))
-	}
-	if p.WorkerSpec != nil {
-		errs = append(errs, notSupportedYet(path.Child("workerSpec")))
 	}
 	if len(p.StorageURIs) > 0 && p.Model != nil && (p.Model.StorageURI != nil || p.Model.Storage != nil) {
 		errs = append(errs, field.Invalid(path.Child("storageUris"), len(p.StorageURIs),

@@ -138,8 +138,26 @@ func TestValidate(t *testing.T) {
 		{name: "an External metric under an HPA", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
 			p.AutoScaling = keda(`{"metrics":[{"type":"External","external":{"metric":{"serverAddress":"http://prom:9090","query":"q"},"target":{"type":"Value","value":"2"}}}]}`)
 		})), want: []string{"spec.predictor.autoScaling.metrics[0].type: Forbidden: an HPA scales on Resource metrics (cpu, memory); an External metric needs autoscalerClass keda"}},
-		{name: "workerSpec", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.WorkerSpec = unsupported })),
-			want: []string{"spec.predictor.workerSpec is not supported by Serval yet"}},
+		{name: "a multi-node predictor on a claim, no autoscaler", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.WorkerSpec = rawJSON(`{"pipelineParallelSize":2,"tensorParallelSize":1,"containers":[{"name":"worker-container","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}`)
+			p.Model.StorageURI = ptr.To("pvc://models/llama")
+		}), withAnnotation(AutoscalerClassAnnotation, "none"))},
+		{name: "a multi-node predictor breaking KServe's rules", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.WorkerSpec = rawJSON(`{"pipelineParallelSize":0,"containers":[{"name":"a","resources":{"limits":{"example.com/tpu":"1"}}},{"name":"b"}]}`)
+			p.Model.Env = []corev1.EnvVar{{Name: "TENSOR_PARALLEL_SIZE", Value: "2"}}
+		})), want: []string{
+			"spec.predictor.workerSpec.containers: Too many: 2: must have at most 1 item",
+			"spec.predictor.workerSpec.pipelineParallelSize: Invalid value: 0: pipelineParallelSize cannot be less than 1",
+			`spec.predictor.workerSpec.containers[0].resources: Invalid value: "example.com/tpu": not a GPU resource Serval knows`,
+			"spec.predictor.model.env: Forbidden: TENSOR_PARALLEL_SIZE is set by Serval from workerSpec",
+			`spec.predictor.model.storageUri: Invalid value: "gs://models/iris": a multi-node predictor mounts its model on every node: use pvc:// or oci://, not gs://`,
+			`metadata.annotations[serving.serval.dev/autoscalerClass]: Invalid value: "": a multi-node predictor runs a fixed number of nodes: set the autoscaler class to none`,
+		}},
+		{name: "a multi-node predictor in Knative mode, a custom GPU", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
+			p.WorkerSpec = rawJSON(`{"containers":[{"name":"w","resources":{"limits":{"example.com/tpu":"1"}}}]}`)
+			p.Model.StorageURI = ptr.To("oci://registry/llama:1")
+		}), withAnnotation(AutoscalerClassAnnotation, "none"), withAnnotation(GPUResourceTypesAnnotation, `["example.com/tpu"]`)),
+			mode: Knative, want: []string{"spec.predictor.workerSpec: Forbidden: a multi-node predictor runs in Standard mode"}},
 		{name: "a percent without the sign", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {
 			p.DeploymentStrategy = &appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromString("0"))}}

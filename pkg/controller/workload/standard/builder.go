@@ -58,6 +58,13 @@ func (Mode) Objects(c *components.Component) ([]apply.Object, error) {
 		{GVK: DeploymentKind.GVK, Key: c.Key(), Spec: dep, OmitsReplicas: !OwnsReplicas(c)},
 		{GVK: ServiceKind.GVK, Key: c.Key(), Spec: MakeService(c)},
 	}
+	if c.Worker != nil {
+		more, err := workerObjects(c)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, more...)
+	}
 	if WantsHPA(c) {
 		objs = append(objs, apply.Object{GVK: HPAKind.GVK, Key: c.Key(), Spec: MakeHPA(c)})
 	}

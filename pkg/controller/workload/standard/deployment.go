@@ -3,6 +3,7 @@ package standard
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -55,31 +56,38 @@ func minReplicas(c *components.Component) int32 {
 	return 1
 }
 
-// podTemplate converts the component's pod into an apply configuration. The
-// conversion goes through JSON: every PodSpec field whose zero value would be
-// encoded (no omitempty) is one the API requires anyway, such as container
-// names, so no defaulted field becomes owned by Serval.
+// podTemplate converts the component's pod into an apply configuration,
+// with a default readiness probe on the serving port unless an agent runs
+// the server's probe.
 func podTemplate(c *components.Component) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
-	pod := c.Pod.DeepCopy()
-	if c.AgentPort == 0 {
-		// With an agent, the agent runs the server's probe.
-		addDefaultReadinessProbe(pod, c.ServingPort())
+	probePort := c.ServingPort()
+	if c.AgentPort != 0 {
+		probePort = 0
+	}
+	return podTemplateOf(c.Name, c.Pod, c.Labels, c.Annotations, probePort)
+}
+
+// podTemplateOf converts a pod into an apply configuration. The conversion
+// goes through JSON: every PodSpec field whose zero value would be encoded
+// (no omitempty) is one the API requires anyway, such as container names,
+// so no defaulted field becomes owned by Serval. probePort, when not 0,
+// gives the first container a TCP readiness probe if it has none.
+func podTemplateOf(name string, pod corev1.PodSpec, labels, annotations map[string]string, probePort int32) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	pod = *pod.DeepCopy()
+	if probePort != 0 {
+		addDefaultReadinessProbe(&pod, probePort)
 	}
 	data, err := json.Marshal(pod)
 	if err != nil {
-		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)
+		return nil, fmt.Errorf("encode the pod of %s: %w", name, err)
 	}
 	spec := &corev1ac.PodSpecApplyConfiguration{}
 	if err := json.Unmarshal(data, spec); err != nil {
-		return nil, fmt.Errorf("convert the pod of %s: %w", c.Name, err)
-	}
-	labels := map[string]string{}
-	for k, v := range c.Labels {
-		labels[k] = v
+		return nil, fmt.Errorf("convert the pod of %s: %w", name, err)
 	}
 	return corev1ac.PodTemplateSpec().
-		WithLabels(labels).
-		WithAnnotations(c.Annotations).
+		WithLabels(maps.Clone(labels)).
+		WithAnnotations(annotations).
 		WithSpec(spec), nil
 }
 

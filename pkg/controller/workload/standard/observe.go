@@ -34,6 +34,9 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 	if dep != nil {
 		st.AppliedHash = dep.Annotations[apply.HashAnnotation]
 	}
+	if err := observeWorker(ctx, r, c, &st); err != nil {
+		return workload.State{}, err
+	}
 	if WantsScaledObject(c) && st.Available {
 		// Serving, but not as asked until KEDA scales it.
 		ready, msg, err := observeScaledObject(ctx, r, c)

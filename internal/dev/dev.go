@@ -42,10 +42,18 @@ type Options struct {
 	Out io.Writer
 }
 
-// SandboxOptions are the sandbox settings of `serval dev`: Serval's CRDs
-// and the upstream ones.
+// SandboxOptions are the sandbox settings of `serval dev`: Serval's CRDs,
+// the upstream ones and LeaderWorkerSet's (whose controller the sandbox
+// plays, see sandbox.PlayLeaderWorkerSets); two GPU nodes, for the
+// multi-node samples.
 func SandboxOptions(progress io.Writer) sandbox.Options {
-	return sandbox.Options{CRDPaths: []string{"config/crd/bases"}, Scheme: operator.Scheme(), Progress: progress}
+	paths := []string{"config/crd/bases"}
+	if lws, err := testenv.UpstreamCRDPathsOf(testenv.LWS); err == nil {
+		paths = append(paths, lws...)
+	} else {
+		fmt.Fprintln(progress, "LeaderWorkerSet's CRD is not installed:", err)
+	}
+	return sandbox.Options{CRDPaths: paths, Scheme: operator.Scheme(), Progress: progress, GPUNodes: 2}
 }
 
 // Run runs a dev session until ctx ends (Ctrl-C), or until the sample is

@@ -56,6 +56,10 @@ func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options)
 	fmt.Fprintf(o.Out, "\nApplied sample %s: %s default/%s\n", name, kind, target.GetName())
 	if kind == "LLMInferenceService" {
 		playGateway(ctx, sb, target, o)
+		if multiNode(target) {
+			fmt.Fprintln(o.Out, "  (the sandbox plays the LeaderWorkerSet controller: it makes each group's StatefulSets and reports them available)")
+			go sb.PlayLeaderWorkerSets(ctx, "default")
+		}
 	}
 	start := time.Now()
 	live, err := follow(ctx, c, target, o)
@@ -72,6 +76,14 @@ func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options)
 		return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1beta1.InferenceServiceLabel: live.GetName()}, o)
 	}
 	return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1alpha2.LLMInferenceServiceLabel: live.GetName()}, o)
+}
+
+// multiNode reports whether an LLMInferenceService runs a workload across
+// nodes (a worker, of the main or the prefill workload).
+func multiNode(svc *unstructured.Unstructured) bool {
+	_, main, _ := unstructured.NestedFieldNoCopy(svc.Object, "spec", "worker")
+	_, prefill, _ := unstructured.NestedFieldNoCopy(svc.Object, "spec", "prefill", "worker")
+	return main || prefill
 }
 
 func str(u *unstructured.Unstructured, path ...string) string {

@@ -39,6 +39,10 @@ func TestEverySampleGoesReady(t *testing.T) {
 	require.NoError(t, err)
 	_, err = envtest.InstallCRDs(sb.Env.Config, envtest.CRDInstallOptions{Paths: kedaCRD})
 	require.NoError(t, err)
+	// The multi-node LLM sample's LeaderWorkerSets are played too.
+	playCtx, stopPlaying := context.WithCancel(ctx)
+	defer stopPlaying()
+	go sb.PlayLeaderWorkerSets(playCtx, ns)
 	for _, f := range files {
 		require.NoError(t, dev.ApplyFile(ctx, sb.Client, f, ns), f)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,6 +166,21 @@ func TestGolden(t *testing.T) {
 					{FileSystem: &v1alpha2.FileSystemTierSpec{EmptyDir: &v1alpha2.EmptyDirTierSpec{Size: resourceQuantity(t, "100Gi")}}},
 					{FileSystem: &v1alpha2.FileSystemTierSpec{PVC: &v1alpha2.PVCTierSpec{Ref: &v1alpha2.PVCRefTierSpec{Name: "kv-shared", Path: "llama"}}}}}}
 			s.RolloutStrategy = &v1alpha2.RolloutStrategy{MaxUnavailable: ptr.To(intstr.FromString("50%"))}
+		},
+		// Across nodes with no prefill, scaled by KEDA on the user's
+		// trigger: the ScaledObject targets the LeaderWorkerSet.
+		"worker-data-parallel-keda": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Parallelism = &v1alpha2.ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](2)}
+			s.Scaling = &v1alpha2.ScalingSpec{MaxReplicas: 3, KEDA: &v1alpha2.DirectKEDAScalingSpec{
+				Triggers: []v1alpha2.ScaleTrigger{{Type: "cpu", MetricType: "Utilization", Metadata: map[string]string{"value": "60"}}}}}
+		},
+		// Prefill/decode on one node each, the prefill workload scaled by
+		// WVA through an HPA with its behaviour.
+		"prefill-decode-hpa": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Prefill = &v1alpha2.WorkloadSpec{Scaling: &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 6,
+				WVA: &v1alpha2.WVASpec{ActuatorSpec: v1alpha2.ActuatorSpec{HPA: &v1alpha2.HPAScalingSpec{Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}}}}}}}
 		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"

@@ -17,10 +17,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 )
 
@@ -214,4 +217,74 @@ func TestPrefillDecode(t *testing.T) {
 		return !exists(&appsv1.Deployment{}, ns, "pd-kserve-prefill") && !exists(&rbacv1.RoleBinding{}, ns, "pd-kserve-rb")
 	})
 	eventually(t, "PrefillWorkloadReady removed", func() bool { return condition(t, ns, "pd", "PrefillWorkloadReady") == "" })
+}
+
+// TestScalingTakesOverTheReplicas: a LeaderWorkerSet running three groups
+// keeps them when scaling replaces replicas (the replicas are handed over,
+// not reset to the default 1); the KEDA actuator waits for KEDA's CRD by
+// name, then its ScaledObject scales the LeaderWorkerSet and ScalingReady
+// follows its Ready.
+func TestScalingTakesOverTheReplicas(t *testing.T) {
+	installLWS(t)
+	ns := newNamespace(t)
+	createService(t, ns, "scaled", `
+  model: {uri: hf://facebook/opt-125m}
+  parallelism: {data: 2, dataLocal: 1}
+  worker: {}
+  replicas: 3
+`)
+	eventually(t, "three groups", func() bool {
+		u, err := getLWS(ns, "scaled-kserve-mn")
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		return err == nil && n == 3
+	})
+	require.NoError(t, retryOnConflict(func() error {
+		s := get(t, ns, "scaled")
+		s.Spec.Replicas = nil
+		s.Spec.Scaling = &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 4, KEDA: &v1alpha2.DirectKEDAScalingSpec{
+			Triggers: []v1alpha2.ScaleTrigger{{Type: "cpu", MetricType: "Utilization", Metadata: map[string]string{"value": "60"}}}}}
+		return k8s.Update(context.Background(), s)
+	}))
+	eventually(t, "MissingCRD naming KEDA's", func() bool {
+		return condition(t, ns, "scaled", "ScalingReady") == "False/MissingCRD" &&
+			strings.Contains(message(t, ns, "scaled", "ScalingReady"), "the CRD scaledobjects.keda.sh is not installed")
+	})
+	eventually(t, "Serval no longer sends the replicas", func() bool {
+		u, err := getLWS(ns, "scaled-kserve-mn")
+		if err != nil {
+			return false
+		}
+		for _, mf := range u.GetManagedFields() {
+			if mf.Manager == "serval-manager" && mf.Operation == metav1.ManagedFieldsOperationApply && strings.Contains(string(mf.FieldsV1.Raw), `"f:replicas"`) {
+				return false
+			}
+		}
+		return true
+	})
+	u, _ := getLWS(ns, "scaled-kserve-mn")
+	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	assert.Equal(t, int64(3), n, "the running groups are kept, not reset to 1")
+
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	if !exists(&apiextensionsv1.CustomResourceDefinition{}, "", "scaledobjects.keda.sh") {
+		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
+		require.NoError(t, err)
+	}
+	so := &unstructured.Unstructured{}
+	so.SetGroupVersionKind(schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"})
+	eventually(t, "the ScaledObject once the CRD exists", func() bool {
+		return k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "scaled-kserve-keda"}, so) == nil
+	})
+	kind, _, _ := unstructured.NestedString(so.Object, "spec", "scaleTargetRef", "kind")
+	assert.Equal(t, "LeaderWorkerSet", kind)
+	eventually(t, "waiting for KEDA", func() bool { return condition(t, ns, "scaled", "ScalingReady") == "False/ScaledObjectNotReady" })
+	require.NoError(t, retryOnConflict(func() error {
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "scaled-kserve-keda"}, so); err != nil {
+			return err
+		}
+		so.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ready"}}}
+		return k8s.Status().Update(context.Background(), so)
+	}))
+	eventually(t, "ScalingReady", func() bool { return condition(t, ns, "scaled", "ScalingReady") == "True/ScalingReady" })
 }

@@ -66,7 +66,10 @@ const (
 // API, Istio) and none of Serval's: the charts bring those.
 func startCluster(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{Scheme: operator.Scheme(), GPUNodes: 1})
+	// Two GPU nodes (four GPUs each): the samples' GPU pods (the LLM's,
+	// vLLM's, the multi-node predictor's head and worker) need more than
+	// one node holds.
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Scheme: operator.Scheme(), GPUNodes: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Stop() })
 	return sb

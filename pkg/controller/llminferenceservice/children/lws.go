@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -18,6 +16,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/owner"
 	"github.com/serval-dev/serval/pkg/controller/workload"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
 // +kubebuilder:rbac:groups=leaderworkerset.x-k8s.io,resources=leaderworkersets,verbs=get;list;watch;create;update;patch;delete
@@ -85,23 +84,20 @@ func MakeLeaderWorkerSet(in Inputs, w *PartWorkload) (*unstructured.Unstructured
 	}}, nil
 }
 
-// podTemplateMap is a component's pod template as Unstructured holds it.
-// The pod goes through its apply configuration, so that no field left at
-// its zero value is sent (and owned).
+// podTemplateMap is a component's pod template as Unstructured holds it,
+// converted as a Deployment's is (standard.PodTemplateOf), with no default
+// probe: a worker that serves nothing has no port to probe.
 func podTemplateMap(c *components.Component) (map[string]any, error) {
-	data, err := json.Marshal(c.Pod)
-	if err != nil {
-		return nil, fmt.Errorf("encode the pod of %s: %w", c.Name, err)
-	}
-	spec := &corev1ac.PodSpecApplyConfiguration{}
-	if err := json.Unmarshal(data, spec); err != nil {
-		return nil, fmt.Errorf("convert the pod of %s: %w", c.Name, err)
-	}
-	tmpl := corev1ac.PodTemplateSpec().WithLabels(maps.Clone(c.Labels)).WithSpec(spec)
+	var annotations map[string]string
 	if len(c.Annotations) > 0 {
-		tmpl.WithAnnotations(c.Annotations)
+		annotations = c.Annotations
 	}
-	if data, err = json.Marshal(tmpl); err != nil {
+	tmpl, err := standard.PodTemplateOf(c.Name, c.Pod, c.Labels, annotations, 0)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(tmpl)
+	if err != nil {
 		return nil, err
 	}
 	var out map[string]any

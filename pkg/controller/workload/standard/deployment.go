@@ -64,15 +64,15 @@ func podTemplate(c *components.Component) (*corev1ac.PodTemplateSpecApplyConfigu
 	if c.AgentPort != 0 {
 		probePort = 0
 	}
-	return podTemplateOf(c.Name, c.Pod, c.Labels, c.Annotations, probePort)
+	return PodTemplateOf(c.Name, c.Pod, c.Labels, c.Annotations, probePort)
 }
 
-// podTemplateOf converts a pod into an apply configuration. The conversion
+// PodTemplateOf converts a pod into an apply configuration. The conversion
 // goes through JSON: every PodSpec field whose zero value would be encoded
 // (no omitempty) is one the API requires anyway, such as container names,
 // so no defaulted field becomes owned by Serval. probePort, when not 0,
 // gives the first container a TCP readiness probe if it has none.
-func podTemplateOf(name string, pod corev1.PodSpec, labels, annotations map[string]string, probePort int32) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+func PodTemplateOf(name string, pod corev1.PodSpec, labels, annotations map[string]string, probePort int32) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	pod = *pod.DeepCopy()
 	if probePort != 0 {
 		addDefaultReadinessProbe(&pod, probePort)

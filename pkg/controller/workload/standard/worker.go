@@ -30,7 +30,7 @@ func workerObjects(c *components.Component) ([]apply.Object, error) {
 	w := c.Worker
 	// The workers serve nothing: they are ready when their own probes say
 	// so, with no default probe on a serving port.
-	template, err := podTemplateOf(w.Name, w.Pod, w.Labels, w.Annotations, 0)
+	template, err := PodTemplateOf(w.Name, w.Pod, w.Labels, w.Annotations, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,7 +33,8 @@ const (
 // the sandbox does not run, until ctx ends: for each LeaderWorkerSet of ns
 // it makes what the controller makes, a StatefulSet of leaders and one of
 // workers per group (the kube-controller-manager makes their pods, kwok
-// runs them), with the environment the controller gives the pods, and
+// runs them), with the pod names and the LWS_LEADER_ADDRESS,
+// LWS_GROUP_SIZE and LWS_WORKER_INDEX environment the controller gives, and
 // writes Available once every group's pods are ready.
 func (s *Sandbox) PlayLeaderWorkerSets(ctx context.Context, ns string) {
 	for ctx.Err() == nil {
@@ -75,16 +77,22 @@ func (s *Sandbox) playLWS(ctx context.Context, lws *unstructured.Unstructured) e
 		leader = worker.DeepCopy()
 	}
 	owner := metav1.NewControllerRef(lws, lwsGVK)
-	env := func(index int) []corev1.EnvVar {
-		return []corev1.EnvVar{{Name: "LWS_LEADER_ADDRESS", Value: name + "-0." + name + "." + ns},
-			{Name: "LWS_GROUP_SIZE", Value: strconv.FormatInt(size, 10)}, {Name: "LWS_WORKER_INDEX", Value: strconv.Itoa(index)}}
+	groupSize := corev1.EnvVar{Name: "LWS_GROUP_SIZE", Value: strconv.FormatInt(size, 10)}
+	// The leaders are {name}-{group}, reached through the Service {name};
+	// each group's workers are {name}-{group}-{index}, from 1.
+	leaderEnv := []corev1.EnvVar{
+		{Name: "LWS_POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "LWS_LEADER_ADDRESS", Value: "$(LWS_POD_NAME)." + name + "." + ns}, groupSize, {Name: "LWS_WORKER_INDEX", Value: "0"},
 	}
 	ready := true
-	want := []*appsv1.StatefulSet{statefulSet(name, ns, owner, int32(replicas), leader, map[string]string{lwsNameLabel: name, lwsWorkerLabel: "0"}, env(0))}
+	want := []*appsv1.StatefulSet{statefulSet(name, ns, owner, int32(replicas), 0, leader, map[string]string{lwsNameLabel: name, lwsWorkerLabel: "0"}, leaderEnv)}
 	if size > 1 {
 		for g := range replicas {
-			want = append(want, statefulSet(fmt.Sprintf("%s-%d", name, g), ns, owner, int32(size-1), worker,
-				map[string]string{lwsNameLabel: name, lwsGroupLabel: strconv.FormatInt(g, 10)}, env(1)))
+			group := fmt.Sprintf("%s-%d", name, g)
+			workerEnv := []corev1.EnvVar{{Name: "LWS_LEADER_ADDRESS", Value: group + "." + name + "." + ns}, groupSize,
+				{Name: "LWS_WORKER_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + appsv1.PodIndexLabel + "']"}}}}
+			want = append(want, statefulSet(group, ns, owner, int32(size-1), 1, worker,
+				map[string]string{lwsNameLabel: name, lwsGroupLabel: strconv.FormatInt(g, 10)}, workerEnv))
 		}
 	}
 	for _, sts := range want {
@@ -140,7 +148,7 @@ func podTemplate(lws *unstructured.Unstructured, field string) (*corev1.PodTempl
 // statefulSet is one of the StatefulSets the LeaderWorkerSet controller
 // makes: its pods carry the template's labels and the controller's, and
 // the controller's environment.
-func statefulSet(name, ns string, owner *metav1.OwnerReference, replicas int32, tmpl *corev1.PodTemplateSpec, labels map[string]string, env []corev1.EnvVar) *appsv1.StatefulSet {
+func statefulSet(name, ns string, owner *metav1.OwnerReference, replicas, firstOrdinal int32, tmpl *corev1.PodTemplateSpec, labels map[string]string, env []corev1.EnvVar) *appsv1.StatefulSet {
 	t := tmpl.DeepCopy()
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
@@ -149,11 +157,12 @@ func statefulSet(name, ns string, owner *metav1.OwnerReference, replicas int32, 
 		t.Labels[k] = v
 	}
 	for i := range t.Spec.Containers {
-		t.Spec.Containers[i].Env = append(t.Spec.Containers[i].Env, env...)
+		// First, so that the template's own variables may refer to them.
+		t.Spec.Containers[i].Env = append(slices.Clone(env), t.Spec.Containers[i].Env...)
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{*owner}},
 		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), ServiceName: name, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: *t, PodManagementPolicy: appsv1.ParallelPodManagement},
+			Template: *t, PodManagementPolicy: appsv1.ParallelPodManagement, Ordinals: &appsv1.StatefulSetOrdinals{Start: firstOrdinal}},
 	}
 }

@@ -88,11 +88,15 @@ func addWorker(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
 	}
 
 	head := &c.Pod.Containers[0]
+	gpus, err := v1beta1.GPUResourceTypes(isvc)
+	if err != nil {
+		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, v1beta1.GPUResourceTypesAnnotation + " " + err.Error()}
+	}
 	var nodes, workerGPUs, headGPUs int
 	if rtw.Annotations[v1alpha1.MultiNodeExecutorBackendAnnotation] == "mp" {
 		nodes, workerGPUs, headGPUs = pp, tp, tp
 	} else {
-		nodes, workerGPUs, headGPUs, err = nodesAndGPUs(tp*pp, gpuRequest(head.Resources), gpuRequest(worker.Resources))
+		nodes, workerGPUs, headGPUs, err = nodesAndGPUs(tp*pp, gpuRequest(head.Resources, gpus), gpuRequest(worker.Resources, gpus))
 		if err != nil {
 			return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
 		}
@@ -107,11 +111,11 @@ func addWorker(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
 	if strings.HasPrefix(uri, "pvc://") || strings.HasPrefix(uri, "oci://") {
 		setEnvs(head, map[string]string{"MODEL_DIR": storage.DefaultMountPath})
 	}
-	setGPUs(head, headGPUs)
+	setGPUs(head, headGPUs, gpus)
 	setEnvs(&pod.Containers[0], map[string]string{v1beta1.RayNodeCountEnv: strconv.Itoa(nodes), v1beta1.RequestGPUCountEnv: strconv.Itoa(workerGPUs),
 		v1beta1.PipelineParallelSizeEnv: strconv.Itoa(pp), v1beta1.TensorParallelSizeEnv: strconv.Itoa(tp),
 		"ISVC_NAME": isvc.Name, "HEAD_SVC": w.HeadService, "WORKER_SVC": w.WorkerService})
-	setGPUs(&pod.Containers[0], workerGPUs)
+	setGPUs(&pod.Containers[0], workerGPUs, gpus)
 
 	// The workers mount the model too; on a claim or in an image, as
 	// admission requires, it needs no credentials.
@@ -194,15 +198,11 @@ func nodesAndGPUs(total, head, worker int) (nodes, workerGPUs, headGPUs int, err
 	return total, 1, 1, nil
 }
 
-// gpuRequest is the GPUs a container requests, of any GPU resource.
-func gpuRequest(r corev1.ResourceRequirements) int {
-	for _, name := range v1beta1.KnownGPUResourceTypes {
+// gpuRequest is the GPUs a container requests, of the first of gpus (the
+// GPU resources the InferenceService may use) it requests.
+func gpuRequest(r corev1.ResourceRequirements, gpus []corev1.ResourceName) int {
+	for _, name := range gpus {
 		if q, ok := r.Requests[name]; ok {
-			return int(q.Value())
-		}
-	}
-	for name, q := range r.Requests {
-		if strings.Contains(string(name), "gpu") {
 			return int(q.Value())
 		}
 	}
@@ -210,13 +210,13 @@ func gpuRequest(r corev1.ResourceRequirements) int {
 }
 
 // setGPUs sets a container's GPU limit and request to n, of the GPU
-// resource it names (nvidia.com/gpu when none).
-func setGPUs(c *corev1.Container, n int) {
+// resource of gpus it names (nvidia.com/gpu when none), as KServe does.
+func setGPUs(c *corev1.Container, n int, gpus []corev1.ResourceName) {
 	name := defaultGPUResource
 	for _, list := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-		for _, known := range v1beta1.KnownGPUResourceTypes {
-			if q, ok := list[known]; ok && !q.IsZero() {
-				name = known
+		for _, g := range gpus {
+			if q, ok := list[g]; ok && !q.IsZero() {
+				name = g
 			}
 		}
 	}

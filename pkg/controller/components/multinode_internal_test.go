@@ -1,9 +1,14 @@
 package components
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // TestNodesAndGPUs: KServe's Ray sizing, from the GPUs the sizes ask for
@@ -34,4 +39,22 @@ func TestNodesAndGPUs(t *testing.T) {
 			assert.Equal(t, []int{tt.nodes, tt.workerGPUs, tt.headGPUs}, []int{nodes, w, h})
 		})
 	}
+}
+
+// TestSetGPUs: the GPUs are set on the resource the container names, a
+// custom one included (the gpu-resource-types annotation), else on
+// nvidia.com/gpu.
+func TestSetGPUs(t *testing.T) {
+	custom := corev1.ResourceName("example.com/tpu")
+	gpus := append(slices.Clone(v1beta1.KnownGPUResourceTypes), custom)
+	c := &corev1.Container{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{custom: resource.MustParse("1")}}}
+	setGPUs(c, 2, gpus)
+	assert.Equal(t, corev1.ResourceList{custom: resource.MustParse("2")}, c.Resources.Limits)
+	assert.Equal(t, corev1.ResourceList{custom: resource.MustParse("2")}, c.Resources.Requests)
+	assert.Equal(t, 2, gpuRequest(c.Resources, gpus))
+	assert.Equal(t, 0, gpuRequest(c.Resources, v1beta1.KnownGPUResourceTypes), "a resource the InferenceService may not use is not a GPU")
+
+	plain := &corev1.Container{}
+	setGPUs(plain, 1, gpus)
+	assert.Equal(t, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, plain.Resources.Limits)
 }

@@ -173,15 +173,19 @@ func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWor
 		}
 	}
 	objs, err := children.WorkloadObjects(s.inputs, w)
-	if errors.Is(err, children.ErrNoPrometheus) {
+	var scalingErr *children.ScalingError
+	switch {
+	case errors.Is(err, children.ErrNoPrometheus):
 		s.fail(part.ScalingCondition(), "InvalidConfig", err.Error())
 		return nil, nil, false, nil
-	}
-	if err != nil {
+	case errors.As(err, &scalingErr):
 		s.fail(part.ScalingCondition(), "InvalidScaling", err.Error())
 		return nil, nil, false, nil
+	case err != nil:
+		s.fail(part.Condition(), "InvalidWorkload", err.Error())
+		return nil, nil, false, nil
 	}
-	if part.Spec.Scaling != nil && (part.Spec.Scaling.KEDA != nil || part.Spec.Scaling.WVA.KEDA != nil) {
+	if children.UsesKEDA(part.Spec.Scaling) {
 		if k := r.pipeline.Watches.Missing([]kinds.Kind{standard.ScaledObjectKind}); k != nil {
 			s.missing[part.ScalingCondition()] = missingMessage(k)
 			objs = withoutKind(objs, standard.ScaledObjectKind.GVK)

@@ -1,6 +1,7 @@
 package tolerant
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -199,4 +200,21 @@ func Fields(t reflect.Type) []Field {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// DecodeStrict decodes a schemaless field's JSON into into, refusing
+// unknown fields, and says in plain words why it does not decode.
+func DecodeStrict(data []byte, into any) error {
+	if err := DecodeStrictly(data, into); err != nil {
+		return errors.New("does not decode: " + Explain(err))
+	}
+	return nil
+}
+
+// DecodeStrictly decodes data refusing unknown fields, with the decoder's
+// own error.
+func DecodeStrictly(data []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
 }

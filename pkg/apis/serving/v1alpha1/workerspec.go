@@ -1,10 +1,6 @@
 package v1alpha1
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
@@ -32,10 +28,8 @@ func WorkerSpecOf(spec *ServingRuntimeSpec) (*WorkerSpec, error) {
 		return nil, nil
 	}
 	w := &WorkerSpec{}
-	dec := json.NewDecoder(bytes.NewReader(spec.WorkerSpec.Raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(w); err != nil {
-		return nil, errors.New("does not decode: " + tolerant.Explain(err))
+	if err := tolerant.DecodeStrict(spec.WorkerSpec.Raw, w); err != nil {
+		return nil, err
 	}
 	return w, nil
 }

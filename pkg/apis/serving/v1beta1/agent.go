@@ -1,9 +1,6 @@
 package v1beta1
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"net/url"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -82,22 +79,14 @@ func BatcherOf(ext *ComponentExtensionSpec) (*Batcher, error) {
 	return b, nil
 }
 
-// decodeStrict decodes a schemaless field (logger, batcher, autoScaling)
-// refusing unknown fields, and says in plain words why it does not decode.
-func decodeStrict(raw []byte, into any) error {
-	if err := decodeStrictly(raw, into); err != nil {
-		return errors.New("does not decode: " + tolerant.Explain(err))
-	}
-	return nil
-}
+// decodeStrict decodes a schemaless field (logger, batcher, autoScaling,
+// workerSpec) refusing unknown fields, and says in plain words why it does
+// not decode.
+func decodeStrict(raw []byte, into any) error { return tolerant.DecodeStrict(raw, into) }
 
 // decodeStrictly decodes data refusing unknown fields, with the decoder's
 // own error.
-func decodeStrictly(data []byte, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(into)
-}
+func decodeStrictly(data []byte, into any) error { return tolerant.DecodeStrictly(data, into) }
 
 // validateAgent checks logger and batcher: they decode, with known modes,
 // an absolute URL, positive sizes.

@@ -1,8 +1,6 @@
 package children
 
 import (
-	"maps"
-
 	"knative.dev/pkg/kmeta"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -55,6 +53,11 @@ func Parts(spec *v1alpha2.LLMInferenceServiceSpec) []Part {
 
 // MultiNode reports whether a replica spans nodes (a LeaderWorkerSet).
 func (p Part) MultiNode() bool { return p.Spec.Worker != nil }
+
+// hasLeader reports whether the part's template runs pods: a Deployment's,
+// or a LeaderWorkerSet's leaders. Without one, a LeaderWorkerSet's workers
+// serve.
+func (p Part) hasLeader() bool { return p.Spec.Template != nil && len(p.Spec.Template.Containers) > 0 }
 
 // Component is the part's component type.
 func (p Part) Component() v1beta1.ComponentType {
@@ -175,14 +178,13 @@ func (p Part) podLabels(svc *v1alpha2.LLMInferenceService) map[string]string {
 // part and owner; with no leader template the workers serve, and carry
 // the serving labels too (KServe's rule).
 func (p Part) workerLabels(svc *v1alpha2.LLMInferenceService) map[string]string {
-	if p.Spec.Template == nil {
+	if !p.hasLeader() {
 		l := p.podLabels(svc)
 		l[AppComponentLabel] = p.appComponent(true)
 		return l
 	}
-	l := map[string]string{
+	return map[string]string{
 		v1alpha2.LLMInferenceServiceLabel: svc.Name, "app.kubernetes.io/name": svc.Name,
 		"app.kubernetes.io/part-of": "llminferenceservice", AppComponentLabel: p.appComponent(true),
 	}
-	return maps.Clone(l)
 }

@@ -84,11 +84,10 @@ func (w *PartWorkload) Serving() *components.Component {
 func WorkloadComponent(in Inputs, p Part) (*PartWorkload, error) {
 	svc := in.Service
 	w := &PartWorkload{Part: p, Pods: p.podLabels(svc)}
-	noPod := p.Spec.Template == nil || len(p.Spec.Template.Containers) == 0
-	if noPod && !p.MultiNode() {
+	if !p.hasLeader() && !p.MultiNode() {
 		return nil, fmt.Errorf("the combined spec has no %s pod template with a container: is the preset %s installed?", partWord(p), presetOf(p))
 	}
-	if !noPod {
+	if p.hasLeader() {
 		c, err := partComponent(in, p, *p.Spec.Template, p.podLabels(svc), false)
 		if err != nil {
 			return nil, err
@@ -269,7 +268,7 @@ func WorkloadObjects(in Inputs, w *PartWorkload) ([]apply.Object, error) {
 	}
 	scaling, err := ScalingObjects(in, w.Part)
 	if err != nil {
-		return nil, err
+		return nil, &ScalingError{Err: err}
 	}
 	objs = append(objs, scaling...)
 	if w.Part.Prefill {

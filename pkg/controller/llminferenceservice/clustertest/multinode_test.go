@@ -288,3 +288,20 @@ func TestScalingTakesOverTheReplicas(t *testing.T) {
 	}))
 	eventually(t, "ScalingReady", func() bool { return condition(t, ns, "scaled", "ScalingReady") == "True/ScalingReady" })
 }
+
+// TestKEDAActuatorNeedsPrometheus: WVA's KEDA actuator without serval-config's
+// Prometheus is refused on ScalingReady, naming the key, and nothing of the
+// service is applied half-way.
+func TestKEDAActuatorNeedsPrometheus(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "wva", `
+  model: {uri: hf://facebook/opt-125m}
+  scaling: {minReplicas: 1, maxReplicas: 2, wva: {keda: {}}}
+`)
+	eventually(t, "InvalidConfig naming the key", func() bool {
+		return condition(t, ns, "wva", "ScalingReady") == "False/InvalidConfig" &&
+			strings.Contains(message(t, ns, "wva", "ScalingReady"), "serval-config llmAutoscaling.prometheus.url is empty")
+	})
+	assert.Equal(t, "False/InvalidConfig", condition(t, ns, "wva", "Ready"))
+	assert.False(t, exists(&appsv1.Deployment{}, ns, "wva-kserve"), "the workload waits for its autoscaler's config")
+}

@@ -85,8 +85,9 @@ func installLWS(t *testing.T) {
 // TestMultiNodeWorkload: a data-parallel service across nodes waits for
 // the LeaderWorkerSet CRD by name, then runs as one LeaderWorkerSet (no
 // Deployment), sized by its parallelism; it is ready when the
-// LeaderWorkerSet is available and its HPA scales it, whose replicas it
-// leaves to the HPA; at steady state nothing is written.
+// LeaderWorkerSet is available and its HPA scales it (the replicas'
+// handover is TestScalingTakesOverTheReplicas's); at steady state nothing
+// is written.
 func TestMultiNodeWorkload(t *testing.T) {
 	ns := newNamespace(t)
 	createService(t, ns, "big", `
@@ -109,8 +110,6 @@ func TestMultiNodeWorkload(t *testing.T) {
 	lws, _ := getLWS(ns, "big-kserve-mn")
 	size, _, _ := unstructured.NestedInt64(lws.Object, "spec", "leaderWorkerTemplate", "size")
 	assert.Equal(t, int64(2), size, "data / dataLocal nodes per replica")
-	_, hasReplicas, _ := unstructured.NestedFieldNoCopy(lws.Object, "spec", "replicas")
-	assert.True(t, hasReplicas, "the API server defaults the replicas; Serval does not send them (see the golden files)")
 	err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "big-kserve"}, &appsv1.Deployment{})
 	assert.True(t, apierrors.IsNotFound(err), "no single-node Deployment")
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}

@@ -50,12 +50,14 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=serval-node-agent paths=./pkg/nodeagent/... output:rbac:artifacts:config=config/rbac/node-agent
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
 	@rm -rf charts/serval-crds/files charts/serval/files && mkdir -p charts/serval-crds/files charts/serval/files/runtimes charts/serval/files/llmisvcconfig charts/serval/files/storagecontainers
 	cp config/crd/bases/*.yaml charts/serval-crds/files/
 	cp config/rbac/role.yaml charts/serval/files/role.yaml
 	cp config/rbac/endpoint-picker.yaml charts/serval/files/endpoint-picker.yaml
 	cp config/rbac/routing-sidecar.yaml charts/serval/files/routing-sidecar.yaml
+	cp config/rbac/node-agent/role.yaml charts/serval/files/node-agent-role.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/

@@ -37,6 +37,10 @@ var roots = map[string]reflect.Type{
 	"LLMInferenceService":       reflect.TypeFor[v1alpha2.LLMInferenceService](),
 	"LLMInferenceServiceConfig": reflect.TypeFor[v1alpha2.LLMInferenceServiceConfig](),
 	"ClusterStorageContainer":   reflect.TypeFor[v1alpha1.ClusterStorageContainer](),
+	"LocalModelNodeGroup":       reflect.TypeFor[v1alpha1.LocalModelNodeGroup](),
+	"LocalModelCache":           reflect.TypeFor[v1alpha1.LocalModelCache](),
+	"LocalModelNamespaceCache":  reflect.TypeFor[v1alpha1.LocalModelNamespaceCache](),
+	"LocalModelNode":            reflect.TypeFor[v1alpha1.LocalModelNode](),
 }
 
 func main() {

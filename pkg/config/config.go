@@ -41,6 +41,37 @@ type Config struct {
 	// desired replicas (keys llmAutoscaling.prometheus.*; KServe's
 	// autoscaling-wva-controller-config).
 	LLMAutoscaling LLMAutoscaling
+	// LocalModel configures the model caches and their node agent (keys
+	// localModel.*; KServe's localModel).
+	LocalModel LocalModel
+}
+
+// LocalModel configures the model caches (LocalModelCache and its kinds).
+type LocalModel struct {
+	// AgentEnabled runs the node agent on every node group's nodes (key
+	// localModel.agent.enabled). Off, caches are listed on their nodes but
+	// nothing downloads them.
+	AgentEnabled bool
+	// AgentImage runs the agent (key localModel.agent.image); empty runs
+	// the manager's own image, which holds the agent binary.
+	AgentImage string
+	// JobNamespace is where a LocalModelCache's download Jobs run (key
+	// localModel.jobNamespace); a LocalModelNamespaceCache's run in its own
+	// namespace, with its own credentials.
+	JobNamespace string
+	// JobTTLSecondsAfterFinished is how long a finished download Job is
+	// kept (key localModel.jobTTLSecondsAfterFinished).
+	JobTTLSecondsAfterFinished int32
+	// MaxDownloadAttempts is how many download Jobs the agent runs for a
+	// model before it reports ModelDownloadError and waits for the cache
+	// to change (key localModel.maxDownloadAttempts).
+	MaxDownloadAttempts int32
+	// FSGroup is the download pods' fsGroup (key localModel.fsGroup); 0
+	// for none.
+	FSGroup int64
+	// ResyncPeriod is how often the agent checks its node's folders (key
+	// localModel.reconcilationFrequencyInSecs, in seconds).
+	ResyncPeriod time.Duration
 }
 
 // LLMAutoscaling is the Prometheus a KEDA actuator of an
@@ -187,6 +218,13 @@ var Defaults = map[string]string{
 	"llmAutoscaling.prometheus.authModes":             "",
 	"llmAutoscaling.prometheus.triggerAuthName":       "",
 	"llmAutoscaling.prometheus.triggerAuthKind":       "",
+	"localModel.agent.enabled":                        "false",
+	"localModel.agent.image":                          "",
+	"localModel.jobNamespace":                         "serval-localmodel-jobs",
+	"localModel.jobTTLSecondsAfterFinished":           "3600",
+	"localModel.maxDownloadAttempts":                  "3",
+	"localModel.fsGroup":                              "1000",
+	"localModel.reconcilationFrequencyInSecs":         "60",
 	"router.image":                                    "",
 	"router.cpuRequest":                               "100m",
 	"router.cpuLimit":                                 "1",
@@ -257,6 +295,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders"),
 		Limits: p.routerLimits()}
 	cfg.LLMAutoscaling = p.llmAutoscaling()
+	cfg.LocalModel = p.localModel()
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -287,6 +326,24 @@ func (p *parser) llmAutoscaling() LLMAutoscaling {
 		p.fail(prefix+"triggerAuthKind", k, "is TriggerAuthentication or ClusterTriggerAuthentication")
 	}
 	return a
+}
+
+func (p *parser) localModel() LocalModel {
+	const prefix = "localModel."
+	l := LocalModel{AgentEnabled: p.boolean(prefix + "agent.enabled"), AgentImage: p.value(prefix + "agent.image"),
+		JobNamespace: p.nonEmpty(prefix + "jobNamespace"), JobTTLSecondsAfterFinished: int32(p.positive(prefix + "jobTTLSecondsAfterFinished")),
+		MaxDownloadAttempts: int32(p.positive(prefix + "maxDownloadAttempts")), ResyncPeriod: time.Duration(p.positive(prefix+"reconcilationFrequencyInSecs")) * time.Second}
+	if msgs := validation.IsDNS1123Label(l.JobNamespace); l.JobNamespace != "" && len(msgs) > 0 {
+		p.fail(prefix+"jobNamespace", l.JobNamespace, "is not a namespace name: "+strings.Join(msgs, "; "))
+	}
+	if v := p.value(prefix + "fsGroup"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.fail(prefix+"fsGroup", v, "is not a group ID (0 or more)")
+		}
+		l.FSGroup = n
+	}
+	return l
 }
 
 func (p *parser) fail(key, value, problem string) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/controller/inferencegraph"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/version"
 )
 
@@ -14,6 +15,25 @@ import (
 // the manager's flag nor serval-config names one.
 func DefaultRouterImage() string {
 	return "ghcr.io/serval-dev/serval-manager:" + version.Version
+}
+
+// setupLocalModels registers the controllers of the model cache kinds.
+// The agent runs from the manager's own image (which holds its binary)
+// unless serval-config names another.
+func setupLocalModels(ctx context.Context, mgr manager.Manager, o Options, isvc *inferenceservice.Reconciler) error {
+	image := o.RouterImage
+	if image == "" {
+		image = DefaultRouterImage()
+	}
+	for _, namespaced := range []bool{false, true} {
+		r := &localmodel.Reconciler{Client: mgr.GetClient(), Applier: isvc.Applier, Recorder: isvc.Recorder, Config: isvc.Config, Namespaced: namespaced}
+		if err := r.SetupWithManager(ctx, mgr); err != nil {
+			return err
+		}
+	}
+	g := &localmodel.GroupReconciler{Client: mgr.GetClient(), Applier: isvc.Applier, Recorder: isvc.Recorder, Config: isvc.Config,
+		Namespace: o.Namespace, AgentImage: image}
+	return g.SetupWithManager(ctx, mgr)
 }
 
 // setupGraphs registers the InferenceGraph controller. A graph's children

@@ -31,6 +31,8 @@ func leanObject(obj any) (any, error) {
 	// Of its Services, autoscalers and Ingresses Serval reads the metadata
 	// (owner, hash, generation) and an Ingress's load-balancer address; what
 	// it applies is compared by hash, never with the live spec.
+	case *corev1.Node:
+		return leanNode(o), nil
 	case *corev1.Service:
 		o.ManagedFields = ownEntries(o.ManagedFields, false)
 		o.Spec, o.Status = corev1.ServiceSpec{}, corev1.ServiceStatus{}
@@ -118,4 +120,22 @@ var leanTransform toolscache.TransformFunc = func(obj any) (any, error) {
 		return obj, nil
 	}
 	return leanObject(obj)
+}
+
+// leanNode keeps what the node groups read of a node: its name, labels and
+// fields (for the groups' node affinity), taints and readiness. Its images
+// and volumes, most of a node, are dropped.
+func leanNode(n *corev1.Node) *corev1.Node {
+	out := &corev1.Node{
+		TypeMeta: n.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: n.Labels,
+			CreationTimestamp: n.CreationTimestamp, DeletionTimestamp: n.DeletionTimestamp},
+		Spec: corev1.NodeSpec{Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable},
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return out
 }

@@ -229,7 +229,13 @@ func cacheOptions(o Options) cache.Options {
 			&v1alpha1.InferenceGraph{}:            everything,
 			&v1alpha2.LLMInferenceService{}:       everything,
 			&v1alpha2.LLMInferenceServiceConfig{}: everything,
-			crds:                                  everything,
+			&v1alpha1.LocalModelCache{}:           everything,
+			&v1alpha1.LocalModelNamespaceCache{}:  everything,
+			&v1alpha1.LocalModelNodeGroup{}:       everything,
+			&v1alpha1.LocalModelNode{}:            everything,
+			// Nodes, for the node groups' members (see leanNode).
+			&corev1.Node{}: everything,
+			crds:           everything,
 			// The metadata of the Secrets named storage-config, and of no
 			// other: one created late lets the InferenceServices that wait
 			// for it recover (their data is read uncached, when needed).
@@ -420,6 +426,9 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		Config: store, Applier: r.Applier, Namespace: o.Namespace, Concurrency: r.Concurrency}
 	if err := llm.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the LLMInferenceService controller: %w", err)
+	}
+	if err := setupLocalModels(ctx, mgr, o, r); err != nil {
+		return fmt.Errorf("set up the model cache controllers: %w", err)
 	}
 	if o.WebhookPort != 0 {
 		if err := servalwebhook.Setup(mgr, store, o.graphLimits()); err != nil {

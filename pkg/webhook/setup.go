@@ -33,5 +33,15 @@ func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimi
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{}).Complete(); err != nil {
 		return err
 	}
+	caches := localModelCaches{Reader: mgr.GetAPIReader(), Services: mgr.GetClient()}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelCache{}).WithValidator(LocalModelCache{Caches: caches}).Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNamespaceCache{}).WithValidator(LocalModelNamespaceCache{Caches: caches}).Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNodeGroup{}).WithValidator(LocalModelNodeGroup{Caches: caches}).Complete(); err != nil {
+		return err
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader()}).Complete()
 }

@@ -46,6 +46,22 @@ type Inputs struct {
 	// StorageContainers are the cluster's ClusterStorageContainers: the
 	// one a model's URI matches (or its predictor names) downloads it.
 	StorageContainers []v1alpha1.ClusterStorageContainer
+	// ModelCache is the model cache the predictor's model is on, nil for
+	// none: the model is mounted from it, and the pods go to its nodes.
+	ModelCache *ModelCache
+}
+
+// ModelCache is a model's cached copy: where it is, and the nodes that
+// hold it.
+type ModelCache struct {
+	// Ref names the cache, for the status.
+	Ref v1beta1.ModelCacheRef
+	// Source is the storage URI the cache was chosen for: a model of
+	// another URI (a canary's) is not on it. URI is the copy, a pvc:// URI
+	// on the cache's claim.
+	Source, URI string
+	// Affinity is the node group's nodes.
+	Affinity *corev1.NodeAffinity
 }
 
 // ImageVolumes is whether the cluster supports image volumes, and if not,

@@ -42,6 +42,9 @@ type Component struct {
 	Ports []Port
 	// Runtime is the chosen runtime of a model predictor; nil otherwise.
 	Runtime *runtime.Selection
+	// ModelCache names the cache the model is mounted from; nil when it
+	// is downloaded or mounted as written.
+	ModelCache *v1beta1.ModelCacheRef
 	// OwnerLabel is the label of Selector that names the owner; "" means
 	// the InferenceService label.
 	OwnerLabel string

@@ -22,6 +22,7 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 		// As on KServe, a STORAGE_URI env var on the custom container asks
 		// for the model to be fetched into /mnt/models.
 		if uri := envValue(c.Pod.Containers[0].Env, storageURIEnv); uri != "" {
+			uri = useModelCache(c, in, uri)
 			return addStorage(c, isvc, in, uri, storage.Credentials{
 				StorageConfigSecret:   isvc.Annotations[v1beta1.StorageSecretNameAnnotation],
 				ServiceAccountSecrets: in.ServiceAccountSecrets[serviceAccountOf(c)],
@@ -67,7 +68,53 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 	if uri == "" {
 		return nil
 	}
+	uri = useModelCache(c, in, uri)
 	return addStorage(c, isvc, in, uri, credentialsFor(c, isvc, in))
+}
+
+// useModelCache returns the URI of the model's cached copy when the
+// predictor uses a cache, and sends its pods to the cache's nodes;
+// otherwise uri as it is.
+func useModelCache(c *Component, in Inputs, uri string) string {
+	mc := in.ModelCache
+	if mc == nil || mc.Source != uri {
+		return uri
+	}
+	ref := mc.Ref
+	c.ModelCache = &ref
+	RequireNodeAffinity(&c.Pod, mc.Affinity)
+	return mc.URI
+}
+
+// RequireNodeAffinity adds a required node affinity to a pod's, both to
+// hold: each of the pod's terms (ORed) gets the new terms' requirements,
+// one combination per pair.
+func RequireNodeAffinity(pod *corev1.PodSpec, add *corev1.NodeAffinity) {
+	if add == nil || add.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return
+	}
+	if pod.Affinity == nil {
+		pod.Affinity = &corev1.Affinity{}
+	}
+	if pod.Affinity.NodeAffinity == nil {
+		pod.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := pod.Affinity.NodeAffinity
+	addTerms := add.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = add.RequiredDuringSchedulingIgnoredDuringExecution.DeepCopy()
+		return
+	}
+	var terms []corev1.NodeSelectorTerm
+	for _, a := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, b := range addTerms {
+			t := *a.DeepCopy()
+			t.MatchExpressions = append(t.MatchExpressions, b.DeepCopy().MatchExpressions...)
+			t.MatchFields = append(t.MatchFields, b.DeepCopy().MatchFields...)
+			terms = append(terms, t)
+		}
+	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = terms
 }
 
 // StorageURIOf is the predictor's storage URI as written: the model's

@@ -109,10 +109,15 @@ func (r *Reconciler) resolveComponents(ctx context.Context, s *scope) error {
 	if err := r.Client.List(ctx, storageContainers); err != nil {
 		return fmt.Errorf("list ClusterStorageContainers: %w", err)
 	}
+	modelCache, err := r.modelCache(ctx, s)
+	if err != nil || s.stop {
+		return err
+	}
 	comps, err := components.Build(components.Inputs{
 		ISVC: s.isvc, Config: s.cfg, Mode: s.mode, Runtime: s.selection, ServiceAccountSecrets: secrets, StorageConfig: storageConfig,
 		ImageVolumes: imageVolumes, PreviousRolledOutRevisions: s.history.rolledOutRevisions(),
 		CanaryRuntimes: s.canaryRuntimes, ReadyCanaries: s.readyCanaries, StorageContainers: storageContainers.Items,
+		ModelCache: modelCache,
 	})
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {

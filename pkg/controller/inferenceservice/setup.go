@@ -20,7 +20,9 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
+	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
+	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/controller/workload"
@@ -53,6 +55,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// A storage-config Secret created (or changed) after the services
 		// that read it: the metadata of that name only.
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(StorageConfigSecrets()), handler.EnqueueRequestsFromMapFunc(r.forStorageConfigSecret))).
+		// A model cache made, deleted or done downloading moves the
+		// services of its URI onto it or off it.
+		Watches(&v1alpha1.LocalModelCache{}, handler.EnqueueRequestsFromMapFunc(r.forModelCache), builder.WithPredicates(localmodel.CacheChanged)).
+		Watches(&v1alpha1.LocalModelNamespaceCache{}, handler.EnqueueRequestsFromMapFunc(r.forModelCache), builder.WithPredicates(localmodel.CacheChanged)).
 		// Pod states (a crash-looping storage initializer) explain readiness;
 		// only an event that changes what a pod tells the status counts. It
 		// waits its turn (unlike a child's change): what a pod tells is on its
@@ -72,7 +78,8 @@ func WatchedObjects() []client.Object {
 	crds := &metav1.PartialObjectMetadata{}
 	crds.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	objs := []client.Object{&v1beta1.InferenceService{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{},
-		&v1alpha1.ClusterStorageContainer{}, StorageConfigSecrets(), &corev1.ConfigMap{}, &corev1.Pod{}}
+		&v1alpha1.ClusterStorageContainer{}, StorageConfigSecrets(), &corev1.ConfigMap{}, &corev1.Pod{},
+		&v1alpha1.LocalModelCache{}, &v1alpha1.LocalModelNamespaceCache{}}
 	for _, k := range registry.Kinds() {
 		if !k.Optional() {
 			objs = append(objs, k.New())
@@ -171,6 +178,26 @@ func (r *Reconciler) forStorageConfigSecret(ctx context.Context, obj client.Obje
 		d := list.Items[i].DeepCopy()
 		v1beta1.Default(d)
 		if readsStorageConfig(d) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}
+
+// forModelCache enqueues the InferenceServices whose model a cache may
+// hold.
+func (r *Reconciler) forModelCache(ctx context.Context, obj client.Object) []reconcile.Request {
+	c := obj.(v1alpha1.ModelCache)
+	list := &v1beta1.InferenceServiceList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(c.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "List InferenceServices for a model cache", "cache", c.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		d := list.Items[i].DeepCopy()
+		v1beta1.Default(d)
+		if localmodel.Concerns(c, d.Namespace, components.StorageURIOf(d)) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

@@ -236,6 +236,7 @@ func setComponentStatus(st *v1beta1.InferenceServiceStatus, s *scope) {
 	for _, c := range s.comps {
 		cs := st.Components[c.Type]
 		s.workload.ComponentStatus(&cs, s.history.Components[c.Type], s.out.Observed[c.Type])
+		cs.ModelCache = c.ModelCache
 		st.Components[c.Type] = cs
 	}
 }

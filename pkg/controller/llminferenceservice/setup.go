@@ -13,10 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
+	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -42,6 +44,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forServalConfig)).
+		Watches(&v1alpha1.LocalModelCache{}, handler.EnqueueRequestsFromMapFunc(r.forModelCache), builder.WithPredicates(localmodel.CacheChanged)).
+		Watches(&v1alpha1.LocalModelNamespaceCache{}, handler.EnqueueRequestsFromMapFunc(r.forModelCache), builder.WithPredicates(localmodel.CacheChanged)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pipeline.ByOwnerLabel(v1alpha2.LLMInferenceServiceLabel)), builder.WithPredicates(workload.PodSignalChanged)).
 		Build(r)
 	if err != nil {
@@ -59,6 +63,23 @@ func (r *Reconciler) forConfig(ctx context.Context, obj client.Object) []reconci
 		opts = append(opts, client.InNamespace(obj.GetNamespace()))
 	}
 	return r.services(ctx, opts...)
+}
+
+// forModelCache re-enqueues the services whose model a cache may hold: a
+// cache made, deleted or done downloading moves them onto it or off it.
+func (r *Reconciler) forModelCache(ctx context.Context, obj client.Object) []reconcile.Request {
+	c := obj.(v1alpha1.ModelCache)
+	list := &v1alpha2.LLMInferenceServiceList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(c.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if localmodel.Concerns(c, list.Items[i].Namespace, list.Items[i].Spec.Model.URI) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // forCRD re-enqueues every service when an optional CRD appears or goes.

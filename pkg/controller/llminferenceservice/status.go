@@ -233,6 +233,10 @@ func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 		Primary: &v1alpha2.ObservedWorkloadStatus{ObjectReference: primary},
 		Service: &v1alpha2.ObjectReference{Kind: "Service", Name: presets.WorkloadServiceName(s.svc.Name)},
 	}
+	if mc := s.inputs.ModelCache; mc != nil {
+		ref := mc.Ref
+		st.Workloads.ModelCache = &ref
+	}
 	st.Router = nil
 	if s.scheduler != nil {
 		st.Workloads.Scheduler = &v1alpha2.ObservedWorkloadStatus{ObjectReference: v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.scheduler.Name}}

@@ -18,6 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
+	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 	"github.com/serval-dev/serval/pkg/storage"
 )
@@ -62,6 +63,15 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 	si := cfg.StorageInitializer
 	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}}
+	mc, waiting, err := localmodel.Resolve(ctx, r.Client, s.spec.Model.URI, s.svc.Namespace, s.svc.Annotations)
+	if err != nil {
+		return err
+	}
+	if waiting != nil {
+		s.fail(v1alpha2.ConditionMainWorkloadReady, waiting.Reason, waiting.Message)
+		return nil
+	}
+	s.inputs.ModelCache = mc
 	if sa, ok := children.DownloadServiceAccount(s.inputs); ok {
 		if name := si.CABundleConfigMapName; name != "" {
 			err := r.caBundles.Ensure(ctx, s.svc.Namespace, name)

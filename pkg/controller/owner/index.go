@@ -15,6 +15,9 @@ var kindLabels = []struct{ kind, label string }{
 	{"InferenceService", v1beta1.InferenceServiceLabel},
 	{"InferenceGraph", v1alpha1.InferenceGraphLabel},
 	{"LLMInferenceService", v1alpha2.LLMInferenceServiceLabel},
+	{"LocalModelCache", v1alpha1.LocalModelCacheLabel},
+	{"LocalModelNamespaceCache", v1alpha1.LocalModelNamespaceCacheLabel},
+	{"LocalModelNodeGroup", v1alpha1.LocalModelNodeGroupLabel},
 }
 
 // Index is the cache index of pods and children by their owner. A list by

@@ -1,6 +1,8 @@
 package v1alpha2
 
 import (
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -129,6 +131,10 @@ type WorkloadStatus struct {
 	// Scheduler is the endpoint picker's Deployment.
 	// +optional
 	Scheduler *ObservedWorkloadStatus `json:"scheduler,omitempty"`
+	// ModelCache is the model cache the model is mounted from instead of
+	// downloaded. (Serval's addition.)
+	// +optional
+	ModelCache *v1beta1.ModelCacheRef `json:"modelCache,omitempty"`
 }
 
 // ObservedWorkloadStatus is a workload and its ready replicas.

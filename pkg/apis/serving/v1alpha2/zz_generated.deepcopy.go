@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha2
 
 import (
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -1331,6 +1332,11 @@ func (in *WorkloadStatus) DeepCopyInto(out *WorkloadStatus) {
 		in, out := &in.Scheduler, &out.Scheduler
 		*out = new(ObservedWorkloadStatus)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.ModelCache != nil {
+		in, out := &in.ModelCache, &out.ModelCache
+		*out = new(v1beta1.ModelCacheRef)
+		**out = **in
 	}
 }
 

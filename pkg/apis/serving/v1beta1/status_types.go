@@ -102,6 +102,21 @@ type ComponentStatus struct {
 	// LatestRolledoutRevision is the latest revision that took all traffic.
 	// +optional
 	LatestRolledoutRevision string `json:"latestRolledoutRevision,omitempty"`
+	// ModelCache is the model cache the component's model is mounted from
+	// instead of downloaded. (Serval's addition.)
+	// +optional
+	ModelCache *ModelCacheRef `json:"modelCache,omitempty"`
+}
+
+// ModelCacheRef names the cache a model comes from and the node group
+// whose copy is mounted.
+type ModelCacheRef struct {
+	// Kind is LocalModelCache or LocalModelNamespaceCache.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	NodeGroup string `json:"nodeGroup"`
 }
 
 // TrafficTarget is a share of traffic sent to a revision.

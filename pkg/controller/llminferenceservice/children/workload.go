@@ -45,6 +45,8 @@ type Inputs struct {
 	// Group are the members of the service's routing group that share its
 	// route's traffic, itself among them, by name; nil without a group.
 	Group []GroupMember
+	// ModelCache is the model cache the model is on; nil for none.
+	ModelCache *components.ModelCache
 }
 
 // ModelPort is the port vLLM serves on in the presets.
@@ -174,10 +176,18 @@ func addModels(c *components.Component, in Inputs) error {
 	if si := in.Spec.StorageInitializer; si != nil && si.Enabled != nil && !*si.Enabled {
 		return nil
 	}
-	if len(adapters(in.Spec)) == 0 {
-		return components.AddModel(c, in.Spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes)
+	spec := in.Spec
+	if mc := in.ModelCache; mc != nil && mc.Source == spec.Model.URI {
+		// The cached copy, on the cache's nodes.
+		copied := *spec
+		copied.Model.URI = mc.URI
+		spec = &copied
+		components.RequireNodeAffinity(&c.Pod, mc.Affinity)
 	}
-	entries, err := modelEntries(in.Spec)
+	if len(adapters(spec)) == 0 {
+		return components.AddModel(c, spec.Model.URI, in.Storage, in.Credentials, in.ImageVolumes)
+	}
+	entries, err := modelEntries(spec)
 	if err != nil {
 		return &components.BuildError{Component: c.Type, Reason: v1beta1.UnsupportedStorageURI, Message: err.Error()}
 	}

@@ -1,0 +1,140 @@
+package localmodel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+)
+
+func cache(name, uri, size string, groups ...string) v1alpha1.LocalModelCache {
+	return v1alpha1.LocalModelCache{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "uid-" + "name"},
+		Spec: v1alpha1.LocalModelCacheSpec{SourceModelUri: uri, ModelSize: resource.MustParse(size), NodeGroups: groups}}
+}
+
+func nsCache(ns, name, uri, size string, groups ...string) v1alpha1.LocalModelNamespaceCache {
+	return v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.LocalModelCacheSpec{SourceModelUri: uri, ModelSize: resource.MustParse(size), NodeGroups: groups}}
+}
+
+func TestChoose(t *testing.T) {
+	now := metav1.Now()
+	deleting := cache("gone", "hf://org/gone", "1Gi", "gpu")
+	deleting.DeletionTimestamp = &now
+	caches := []v1alpha1.LocalModelCache{
+		cache("llama", "hf://meta/llama", "16Gi", "gpu", "cpu"),
+		cache("bert", "s3://models/bert/", "1Gi", "cpu"),
+		deleting,
+	}
+	ns := []v1alpha1.LocalModelNamespaceCache{nsCache("team", "mine", "hf://meta/llama", "16Gi", "fast")}
+	cases := []struct {
+		name        string
+		uri         string
+		annotations map[string]string
+		ns          []v1alpha1.LocalModelNamespaceCache
+		want        string // kind/name/group/uri, "" for none
+	}{
+		{"exact URI, first group", "hf://meta/llama", nil, nil, "LocalModelCache/llama/gpu/pvc://llama-gpu/models/" + v1alpha1.StorageKey("hf://meta/llama")},
+		{"below the cache's URI", "s3://models/bert/v2/", nil, nil, "LocalModelCache/bert/cpu/pvc://bert-cpu/models/" + v1alpha1.StorageKey("s3://models/bert/") + "/v2"},
+		{"a prefix that is not a folder", "hf://meta/llama-2", nil, nil, ""},
+		{"the node group named", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "cpu"}, nil, "LocalModelCache/llama/cpu/pvc://llama-cpu/models/" + v1alpha1.StorageKey("hf://meta/llama")},
+		{"a node group the cache is not on", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "tpu"}, nil, ""},
+		{"disabled", "hf://meta/llama", map[string]string{v1alpha1.DisableLocalModelAnnotation: "true"}, nil, ""},
+		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://mine-fast/models/" + v1alpha1.StorageKey("hf://meta/llama")},
+		{"a cache being deleted is not chosen", "hf://org/gone", nil, nil, ""},
+		{"no URI", "", nil, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := Choose(tc.uri, tc.annotations, tc.ns, caches)
+			got := ""
+			if u != nil {
+				got = u.Kind() + "/" + u.Cache.GetName() + "/" + u.Group + "/" + u.URI
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestCheckRoom(t *testing.T) {
+	g := &v1alpha1.LocalModelNodeGroup{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: v1alpha1.LocalModelNodeGroupSpec{StorageLimit: resource.MustParse("100Gi")}}
+	a, b := cache("llama", "hf://meta/llama", "60Gi", "gpu"), cache("mistral", "hf://mistral/7b", "20Gi", "gpu")
+	other := cache("elsewhere", "hf://x/y", "90Gi", "cpu")
+	shared := nsCache("team", "llama-too", "hf://meta/llama", "60Gi", "gpu")
+	all := []v1alpha1.ModelCache{&a, &b, &other, &shared}
+	cases := []struct {
+		name, uri, size, skip string
+		want                  string
+	}{
+		{"fits", "hf://new/model", "20Gi", "", ""},
+		{"over the sum", "hf://new/model", "30Gi", "",
+			"node group gpu has a storageLimit of 100Gi and its caches take 80Gi (llama: 60Gi, mistral: 20Gi): 30Gi more makes 110Gi"},
+		{"over the limit alone", "hf://new/model", "101Gi", "", "modelSize 101Gi exceeds the storageLimit 100Gi of node group gpu"},
+		{"the cache itself is left out on update", "hf://meta/llama", "80Gi", "llama", ""},
+		{"a URI already cached takes no more room", "hf://mistral/7b", "30Gi", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, CheckRoom(g, tc.uri, resource.MustParse(tc.size), all, tc.skip))
+		})
+	}
+	u := UsageOf("gpu", all, "")
+	assert.Equal(t, "80Gi", u.Used.String(), "one copy of a URI two caches hold")
+}
+
+func node(name string, ready bool, labels map[string]string) corev1.Node {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}}}
+}
+
+func TestNodesOf(t *testing.T) {
+	g := &v1alpha1.LocalModelNodeGroup{Spec: v1alpha1.LocalModelNodeGroupSpec{PersistentVolumeSpec: corev1.PersistentVolumeSpec{
+		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu"}}}}}}}}}}
+	nodes := []corev1.Node{node("b", true, map[string]string{"pool": "gpu"}), node("a", true, map[string]string{"pool": "gpu"}),
+		node("c", false, map[string]string{"pool": "gpu"}), node("d", true, map[string]string{"pool": "cpu"})}
+	ready, notReady := NodesOf(g, nodes)
+	assert.Equal(t, []string{"a", "b"}, ready)
+	assert.Equal(t, []string{"c"}, notReady)
+	assert.Nil(t, first(NodesOf(&v1alpha1.LocalModelNodeGroup{}, nodes)), "a group without node affinity selects no node")
+}
+
+func first(a, _ []string) []string { return a }
+
+func TestCacheStatus(t *testing.T) {
+	u := users{isvcs: []v1alpha1.NamespacedName{{Namespace: "b", Name: "x"}, {Namespace: "a", Name: "y"}}}
+	u.sort()
+	cases := []struct {
+		name    string
+		copies  []copyState
+		missing []string
+		reason  string
+		message string
+	}{
+		{"all there", []copyState{{node: "a", status: v1alpha1.NodeDownloaded}, {node: "b", status: v1alpha1.NodeDownloaded}, {node: "c", status: v1alpha1.NodeNotReady}},
+			nil, ReasonDownloaded, "2 of 3 nodes hold the model; 1 not ready"},
+		{"downloading", []copyState{{node: "a", status: v1alpha1.NodeDownloaded}, {node: "b", status: v1alpha1.NodeDownloading}},
+			nil, ReasonDownloading, "1 of 2 nodes hold the model; waiting for b Downloading"},
+		{"failed", []copyState{{node: "a", status: v1alpha1.NodeDownloadError, detail: v1alpha1.LocalModelDetail{Reason: "BackoffLimitExceeded", Message: "404 Not Found", Attempts: 3}}},
+			nil, ReasonDownloadFailed, "0 of 1 nodes hold the model; the download failed on a (BackoffLimitExceeded: 404 Not Found, after 3 attempts)"},
+		{"no nodes", nil, nil, ReasonNoNodes, "no node matches the node affinity of its node groups"},
+		{"missing group", nil, []string{"tpu"}, ReasonNodeGroupNotFound, "no LocalModelNodeGroup named tpu"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := cacheStatus(tc.copies, tc.missing, u, 4)
+			assert.Equal(t, tc.reason, st.Conditions[0].Reason)
+			assert.Equal(t, tc.message, st.Conditions[0].Message)
+			assert.Equal(t, tc.reason == ReasonDownloaded, st.Conditions[0].Status == metav1.ConditionTrue)
+			assert.Equal(t, []v1alpha1.NamespacedName{{Namespace: "a", Name: "y"}, {Namespace: "b", Name: "x"}}, st.InferenceServices)
+		})
+	}
+}

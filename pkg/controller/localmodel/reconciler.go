@@ -1,0 +1,329 @@
+package localmodel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
+)
+
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelcaches;localmodelnamespacecaches;localmodelnodegroups,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelcaches/status;localmodelnamespacecaches/status;localmodelnodegroups/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelcaches/finalizers;localmodelnamespacecaches/finalizers,verbs=update
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes;persistentvolumeclaims,verbs=get;list;watch;create;patch;update;delete
+
+// Reconciler keeps one kind of cache (LocalModelCache or
+// LocalModelNamespaceCache) on its nodes.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes.
+	Client   client.Client
+	Applier  *apply.Applier
+	Recorder events.EventRecorder
+	Config   *config.Store
+	// Namespaced says which kind: LocalModelNamespaceCache when true.
+	Namespaced bool
+
+	pipeline *pipeline.Pipeline
+}
+
+// newCache returns an empty cache of the reconciler's kind.
+func (r *Reconciler) newCache() v1alpha1.ModelCache {
+	if r.Namespaced {
+		return &v1alpha1.LocalModelNamespaceCache{}
+	}
+	return &v1alpha1.LocalModelCache{}
+}
+
+// Reconcile lists the cache on its nodes, applies its volumes and claims,
+// and reports its copies and users.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	c := r.newCache()
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if c.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, r.finalize(ctx, c)
+	}
+	if !controllerutil.ContainsFinalizer(c, children.Finalizer) {
+		patch := client.MergeFrom(c.DeepCopyObject().(client.Object))
+		controllerutil.AddFinalizer(c, children.Finalizer)
+		if err := r.Client.Patch(ctx, c, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	cfg, _, err := r.Config.Snapshot(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	groups, missing, err := r.groups(ctx, c.CacheSpec().NodeGroups)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	nodes := &corev1.NodeList{}
+	if err := r.Client.List(ctx, nodes); err != nil {
+		return ctrl.Result{}, err
+	}
+	copies, err := r.syncNodes(ctx, c, groups, nodes.Items)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	u, byNamespace, err := r.users(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.applyVolumes(ctx, c, groups, byNamespace, cfg.LocalModel.JobNamespace); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.writeStatus(ctx, c, cacheStatus(copies, missing, u, c.GetGeneration()))
+}
+
+// groups reads the named groups; missing are those that do not exist.
+func (r *Reconciler) groups(ctx context.Context, names []string) (found []*v1alpha1.LocalModelNodeGroup, missing []string, err error) {
+	for _, name := range names {
+		g := &v1alpha1.LocalModelNodeGroup{}
+		err := r.Client.Get(ctx, types.NamespacedName{Name: name}, g)
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, name)
+		case err != nil:
+			return nil, nil, err
+		default:
+			found = append(found, g)
+		}
+	}
+	return found, missing, nil
+}
+
+// entryOf is the cache's entry in a node's list, for group.
+func entryOf(c v1alpha1.ModelCache, group string) v1alpha1.LocalModelInfo {
+	spec := c.CacheSpec()
+	return v1alpha1.LocalModelInfo{SourceModelUri: spec.SourceModelUri, ModelName: c.GetName(), Namespace: c.GetNamespace(),
+		NodeGroup: group, ServiceAccountName: spec.ServiceAccountName, Storage: spec.Storage.DeepCopy()}
+}
+
+// syncNodes lists the cache on every ready node of its groups (a node in
+// two of its groups takes the first's claim), takes it off the nodes no
+// longer in them, and returns its copy on each node.
+func (r *Reconciler) syncNodes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, nodes []corev1.Node) ([]copyState, error) {
+	want := map[string]v1alpha1.LocalModelInfo{}
+	notReady := map[string]bool{}
+	for _, g := range groups {
+		ready, down := NodesOf(g, nodes)
+		for _, n := range ready {
+			if _, taken := want[n]; !taken {
+				want[n] = entryOf(c, g.Name)
+			}
+		}
+		for _, n := range down {
+			notReady[n] = true
+		}
+	}
+	key := v1alpha1.StatusKey(c.GetNamespace(), c.GetName())
+	lmns := &v1alpha1.LocalModelNodeList{}
+	if err := r.Client.List(ctx, lmns); err != nil {
+		return nil, err
+	}
+	have := map[string]*v1alpha1.LocalModelNode{}
+	for i := range lmns.Items {
+		have[lmns.Items[i].Name] = &lmns.Items[i]
+	}
+	var copies []copyState
+	for n, entry := range want {
+		lmn := have[n]
+		if lmn == nil {
+			lmn = &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{entry}}}
+			if err := r.Client.Create(ctx, lmn); err != nil && !apierrors.IsAlreadyExists(err) {
+				return nil, err
+			}
+		} else if err := r.setEntry(ctx, lmn, key, &entry); err != nil {
+			return nil, err
+		}
+		copies = append(copies, copyState{node: n, status: nodeStatusOf(lmn.Status.ModelStatus[key]), detail: lmn.Status.Models[key]})
+	}
+	for n, lmn := range have {
+		if _, kept := want[n]; !kept {
+			if err := r.setEntry(ctx, lmn, key, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for n := range notReady {
+		if _, listed := want[n]; !listed {
+			copies = append(copies, copyState{node: n, status: v1alpha1.NodeNotReady})
+		}
+	}
+	slices.SortFunc(copies, func(a, b copyState) int { return cmpString(a.node, b.node) })
+	return copies, nil
+}
+
+// setEntry makes the node's entry for key entry (nil: none), with one
+// patch when it differs. The patch carries the resourceVersion: the list
+// is written by every cache, and a stale write would drop another's entry.
+func (r *Reconciler) setEntry(ctx context.Context, lmn *v1alpha1.LocalModelNode, key string, entry *v1alpha1.LocalModelInfo) error {
+	models := slices.Clone(lmn.Spec.LocalModels)
+	i := slices.IndexFunc(models, func(m v1alpha1.LocalModelInfo) bool { return m.StatusKey() == key })
+	switch {
+	case i >= 0 && entry == nil:
+		models = slices.Delete(models, i, i+1)
+	case i >= 0 && reflect.DeepEqual(models[i], *entry), i < 0 && entry == nil:
+		return nil
+	case i >= 0:
+		models[i] = *entry
+	default:
+		models = append(models, *entry)
+	}
+	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	lmn.Spec.LocalModels = models
+	return r.Client.Patch(ctx, lmn, patch)
+}
+
+// users finds the services that mount the cache: by the same choice their
+// own reconcile makes (Choose). It returns them and, by namespace, the
+// groups whose copies they mount.
+func (r *Reconciler) users(ctx context.Context, c v1alpha1.ModelCache) (users, map[string][]string, error) {
+	var u users
+	byNamespace := map[string][]string{}
+	var opts []client.ListOption
+	if ns := c.GetNamespace(); ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	caches, err := ListCaches(ctx, r.Client)
+	if err != nil {
+		return u, nil, err
+	}
+	add := func(obj metav1.Object, uri string, into *[]v1alpha1.NamespacedName) {
+		use := caches.Choose(uri, obj.GetNamespace(), obj.GetAnnotations())
+		if use == nil || use.Cache.GetUID() != c.GetUID() {
+			return
+		}
+		*into = append(*into, v1alpha1.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+		if !slices.Contains(byNamespace[obj.GetNamespace()], use.Group) {
+			byNamespace[obj.GetNamespace()] = append(byNamespace[obj.GetNamespace()], use.Group)
+		}
+	}
+	isvcs := &v1beta1.InferenceServiceList{}
+	if err := r.Client.List(ctx, isvcs, opts...); err != nil {
+		return u, nil, err
+	}
+	for i := range isvcs.Items {
+		if isvcs.Items[i].DeletionTimestamp == nil {
+			add(&isvcs.Items[i], components.StorageURIOf(&isvcs.Items[i]), &u.isvcs)
+		}
+	}
+	llms := &v1alpha2.LLMInferenceServiceList{}
+	if err := r.Client.List(ctx, llms, opts...); err != nil {
+		return u, nil, err
+	}
+	for i := range llms.Items {
+		if llms.Items[i].DeletionTimestamp == nil {
+			add(&llms.Items[i], llms.Items[i].Spec.Model.URI, &u.llms)
+		}
+	}
+	u.sort()
+	return u, byNamespace, nil
+}
+
+// applyVolumes applies the cache's volumes and claims and prunes those no
+// longer desired. A namespace cache's volumes belong to their groups and
+// are applied under them (applyGroupVolumes).
+func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNamespace map[string][]string, jobNamespace string) error {
+	ref := children.CacheRef(c)
+	var own []apply.Object
+	byGroup := map[types.UID][]apply.Object{}
+	for _, v := range children.Volumes(c, groups, byNamespace, jobNamespace) {
+		objs, err := v.Objects()
+		if err != nil {
+			return err
+		}
+		for i, o := range objs {
+			owner := v.VolumeOwner
+			if i == 1 {
+				owner = v.ClaimOwner
+			}
+			if owner.UID == ref.UID {
+				own = append(own, o)
+			} else {
+				byGroup[owner.UID] = append(byGroup[owner.UID], o)
+			}
+		}
+	}
+	out := pipeline.Outcome{Objects: own}
+	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *ref}, &out); err != nil {
+		return err
+	}
+	if out.Failure != nil {
+		return errors.New(out.Failure.Message)
+	}
+	for _, f := range out.ApplyFailures {
+		return f
+	}
+	if r.Namespaced {
+		return r.applyGroupVolumes(ctx, c, byGroup)
+	}
+	return nil
+}
+
+// writeStatus writes the status when it changed (conditions keep their
+// transition times).
+func (r *Reconciler) writeStatus(ctx context.Context, c v1alpha1.ModelCache, st v1alpha1.LocalModelCacheStatus) error {
+	old := c.CacheStatus()
+	for i := range st.Conditions {
+		if prev := findCondition(old.Conditions, st.Conditions[i].Type); prev != nil && prev.Status == st.Conditions[i].Status {
+			st.Conditions[i].LastTransitionTime = prev.LastTransitionTime
+		} else {
+			st.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if reflect.DeepEqual(*old, st) {
+		return nil
+	}
+	patch := client.MergeFrom(c.DeepCopyObject().(client.Object))
+	*c.CacheStatus() = st
+	if err := r.Client.Status().Patch(ctx, c, patch); err != nil {
+		return fmt.Errorf("write the status of %s %s: %w", v1alpha1.CacheKindOf(c.GetNamespace()), c.GetName(), err)
+	}
+	return nil
+}
+
+func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,473 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// The agent's rights (ClusterRole serval-node-agent, config/rbac/node-agent):
+// its node's list and report; the download Jobs, in the Jobs' namespace and
+// in the namespaces of namespace caches; the credentials they use; the
+// failed pods' messages; serval-config and the storage containers.
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=serving.serval.dev,resources=clusterstoragecontainers,verbs=get;list
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods;serviceaccounts;secrets,verbs=get;list
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Agent keeps one node's copies for one node group.
+type Agent struct {
+	// Client reads the node's LocalModelNode and its Jobs from the agent's
+	// cache, and writes; Reader reads Secrets and ServiceAccounts uncached.
+	Client   client.Client
+	Reader   client.Reader
+	Recorder events.EventRecorder
+	Config   *config.Store
+	// Node and Group are the node and the group the agent serves; Disk the
+	// group's disk on the node.
+	Node, Group string
+	Disk        Disk
+
+	credentials *credentials.Memo
+	// created are the Jobs created and not yet seen in the cache, by
+	// status key: a reconcile before the cache shows a new Job must not
+	// create a second.
+	mu      sync.Mutex
+	created map[string]string
+}
+
+// Reconcile brings the node's copies in step with its LocalModelNode.
+func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req.Name != a.Node {
+		return ctrl.Result{}, nil
+	}
+	cfg, _, err := a.Config.Snapshot(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	lmn := &v1alpha1.LocalModelNode{}
+	if err := a.Client.Get(ctx, req.NamespacedName, lmn); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{RequeueAfter: cfg.LocalModel.ResyncPeriod}, a.removeUnwanted(ctx, nil, cfg)
+		}
+		return ctrl.Result{}, err
+	}
+	if err := a.Disk.Ensure(); err != nil {
+		return ctrl.Result{}, fmt.Errorf("the models folder on %s: %w", a.Disk.Root, err)
+	}
+	entries := a.entries(lmn)
+	if err := a.removeUnwanted(ctx, entries, cfg); err != nil {
+		return ctrl.Result{}, err
+	}
+	states := map[string]modelState{}
+	byKey := map[string]modelState{}
+	for _, e := range entries {
+		key := v1alpha1.StorageKey(e.SourceModelUri)
+		if s, done := byKey[key]; done {
+			// Another cache of the same URI: one copy, one state.
+			states[e.StatusKey()] = s
+			continue
+		}
+		s, err := a.sync(ctx, lmn, e, cfg)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		states[e.StatusKey()], byKey[key] = s, s
+	}
+	if err := a.report(ctx, lmn, entries, states); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The Jobs' changes bring a reconcile; the resync checks the folders.
+	return ctrl.Result{RequeueAfter: cfg.LocalModel.ResyncPeriod}, nil
+}
+
+// entries are the node's models on the agent's group.
+func (a *Agent) entries(lmn *v1alpha1.LocalModelNode) []v1alpha1.LocalModelInfo {
+	var out []v1alpha1.LocalModelInfo
+	for _, e := range lmn.Spec.LocalModels {
+		if e.NodeGroup == a.Group {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// modelState is one model's state on the node.
+type modelState struct {
+	status v1alpha1.ModelStatus
+	detail v1alpha1.LocalModelDetail
+}
+
+// sync brings one model towards its copy: it is there (Downloaded), or its
+// latest Job runs, or a new attempt starts, or the attempts are spent
+// (ModelDownloadError, with the last Job's reason). The attempts are the
+// Jobs that exist: deleting the failed Jobs (by hand, or when their TTL
+// ends) starts a new round.
+func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, cfg *config.Config) (modelState, error) {
+	key := v1alpha1.StorageKey(e.SourceModelUri)
+	prev := modelState{status: lmn.Status.ModelStatus[e.StatusKey()], detail: lmn.Status.Models[e.StatusKey()]}
+	has, err := a.Disk.Has(key)
+	if err != nil {
+		return modelState{}, err
+	}
+	if has && prev.status == v1alpha1.ModelDownloaded && prev.detail.Digest != "" {
+		return prev, nil
+	}
+	jobs, err := a.jobs(ctx, e, cfg)
+	if err != nil {
+		return modelState{}, err
+	}
+	if name, ok := a.pending(e.StatusKey()); ok {
+		if !slices.ContainsFunc(jobs, func(j batchv1.Job) bool { return j.Name == name }) {
+			// Created by an earlier reconcile; the cache has not shown it
+			// yet, and a second must not be made meanwhile.
+			return modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: int32(len(jobs) + 1)}}, nil
+		}
+		a.forget(e.StatusKey())
+	}
+	attempts := int32(len(jobs))
+	var latest *batchv1.Job
+	for i := range jobs {
+		if latest == nil || jobs[i].CreationTimestamp.After(latest.CreationTimestamp.Time) {
+			latest = &jobs[i]
+		}
+	}
+	switch {
+	case latest != nil && jobSucceeded(latest) && has:
+		size, digest, err := a.Disk.Measure(key)
+		if err != nil {
+			return modelState{}, fmt.Errorf("measure the model %s: %w", e.SourceModelUri, err)
+		}
+		return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+	case has && latest == nil && prev.status == v1alpha1.ModelDownloaded:
+		// Downloaded before, its Jobs gone: measure it once.
+		size, digest, err := a.Disk.Measure(key)
+		if err != nil {
+			return modelState{}, err
+		}
+		return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: prev.detail.Attempts}}, nil
+	case latest != nil && !jobFinished(latest):
+		st := v1alpha1.ModelDownloadPending
+		if ptrValue(latest.Status.Ready) > 0 || latest.Status.Active > 0 {
+			st = v1alpha1.ModelDownloading
+		}
+		return modelState{status: st, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}, nil
+	}
+	// No copy and no Job running: the latest failed, or succeeded without
+	// leaving the model on this disk, or there is none.
+	failure := v1alpha1.LocalModelDetail{Attempts: attempts}
+	if latest != nil {
+		failure.Reason, failure.Message = a.whyFailed(ctx, latest)
+	}
+	if attempts >= cfg.LocalModel.MaxDownloadAttempts {
+		return modelState{status: v1alpha1.ModelDownloadError, detail: failure}, nil
+	}
+	job, err := a.launch(ctx, lmn, e, cfg)
+	if err != nil {
+		return modelState{}, err
+	}
+	a.remember(e.StatusKey(), job.Name)
+	failure.Attempts++
+	st := modelState{status: v1alpha1.ModelDownloadPending, detail: failure}
+	return st, nil
+}
+
+// whyFailed is a finished Job's failure: its Failed condition, and the
+// message its container ended with (the storage initializer's error), or
+// why a Job that succeeded left no model.
+func (a *Agent) whyFailed(ctx context.Context, job *batchv1.Job) (reason, message string) {
+	if jobSucceeded(job) {
+		return "ModelMissing", fmt.Sprintf("Job %s succeeded but left no files in the model's folder", job.Name)
+	}
+	reason = "DownloadFailed"
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			reason, message = c.Reason, c.Message
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := a.Reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err == nil {
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+					msg := strings.TrimSpace(t.Message)
+					if len(msg) > 512 {
+						msg = "..." + msg[len(msg)-512:]
+					}
+					message = fmt.Sprintf("Job %s: container %s exited with %d (%s)", job.Name, cs.Name, t.ExitCode, t.Reason)
+					if msg != "" {
+						message += ": " + msg
+					}
+				}
+			}
+		}
+	}
+	if message == "" {
+		message = "Job " + job.Name + " failed"
+	}
+	return reason, message
+}
+
+// jobs are the download Jobs of one model on this node.
+func (a *Agent) jobs(ctx context.Context, e v1alpha1.LocalModelInfo, cfg *config.Config) ([]batchv1.Job, error) {
+	sel := client.MatchingLabels{ModelLabel: e.ModelName, NodeLabel: a.Node}
+	list := &batchv1.JobList{}
+	if err := a.Client.List(ctx, list, client.InNamespace(JobNamespace(e, cfg.LocalModel.JobNamespace)), sel); err != nil {
+		return nil, err
+	}
+	var out []batchv1.Job
+	for _, j := range list.Items {
+		if j.Labels[ModelNamespaceLabel] == e.Namespace && j.DeletionTimestamp == nil {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// launch creates a download Job for an entry.
+func (a *Agent) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, cfg *config.Config) (*batchv1.Job, error) {
+	ns := JobNamespace(e, cfg.LocalModel.JobNamespace)
+	creds, err := a.credentialsFor(ctx, e, ns)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := a.storageContainer(ctx, e.SourceModelUri)
+	if err != nil {
+		return nil, err
+	}
+	si := cfg.StorageInitializer
+	job, err := Job(JobInputs{Entry: e, Node: a.Node, Owner: lmn, Namespace: ns, Container: sc,
+		Initializer: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()},
+		Credentials: creds, FSGroup: cfg.LocalModel.FSGroup, TTL: cfg.LocalModel.JobTTLSecondsAfterFinished})
+	if err != nil {
+		return nil, fmt.Errorf("the download Job of %s: %w", e.StatusKey(), err)
+	}
+	if err := a.Client.Create(ctx, job); err != nil {
+		return nil, fmt.Errorf("create the download Job of %s: %w", e.StatusKey(), err)
+	}
+	log.FromContext(ctx).Info("Downloading a model", "model", e.StatusKey(), "uri", e.SourceModelUri, "job", job.Name)
+	return job, nil
+}
+
+// credentialsFor are an entry's download credentials: its storage-config
+// key, else its ServiceAccount's Secrets, in the Job's namespace.
+func (a *Agent) credentialsFor(ctx context.Context, e v1alpha1.LocalModelInfo, ns string) (storage.Credentials, error) {
+	if e.Storage != nil {
+		c := storage.Credentials{StorageConfigSecret: storage.DefaultStorageConfigSecret, StorageSpec: true}
+		if e.Storage.StorageKey != nil {
+			c.StorageKey = *e.Storage.StorageKey
+		}
+		if e.Storage.Parameters != nil {
+			c.Parameters = *e.Storage.Parameters
+		}
+		return c, nil
+	}
+	sa := e.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	secrets, err := a.credentials.ServiceAccountSecrets(ctx, a.Reader, types.NamespacedName{Namespace: ns, Name: sa})
+	if err != nil {
+		return storage.Credentials{}, err
+	}
+	return storage.Credentials{ServiceAccountSecrets: secrets}, nil
+}
+
+// storageContainer is the container of the ClusterStorageContainer for
+// download Jobs that supports uri; nil for none.
+func (a *Agent) storageContainer(ctx context.Context, uri string) (*corev1.Container, error) {
+	list := &v1alpha1.ClusterStorageContainerList{}
+	if err := a.Reader.List(ctx, list); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		sc := &list.Items[i]
+		if sc.IsDisabled() || sc.Spec.WorkloadType != v1alpha1.LocalModelDownloadJob {
+			continue
+		}
+		if ok, _ := sc.Spec.Supports(uri); ok {
+			return &sc.Spec.Container, nil
+		}
+	}
+	return nil, nil
+}
+
+// removeUnwanted deletes the Jobs of models no longer on the node's list,
+// then the folders no entry of the group wants.
+func (a *Agent) removeUnwanted(ctx context.Context, entries []v1alpha1.LocalModelInfo, cfg *config.Config) error {
+	wantKeys := map[string]bool{}
+	wantModels := map[string]bool{}
+	for _, e := range entries {
+		wantKeys[v1alpha1.StorageKey(e.SourceModelUri)] = true
+		wantModels[e.StatusKey()] = true
+	}
+	jobs := &batchv1.JobList{}
+	if err := a.Client.List(ctx, jobs, client.MatchingLabels{NodeLabel: a.Node}); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if j.Labels[children.GroupNameLabel] != a.Group || j.DeletionTimestamp != nil {
+			continue
+		}
+		if wantModels[v1alpha1.StatusKey(j.Labels[ModelNamespaceLabel], j.Labels[ModelLabel])] {
+			continue
+		}
+		if err := a.Client.Delete(ctx, j, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	keys, err := a.Disk.Keys()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if wantKeys[k] {
+			continue
+		}
+		log.FromContext(ctx).Info("Deleting a model no cache keeps", "folder", k)
+		if err := a.Disk.Remove(k); err != nil {
+			return fmt.Errorf("delete the model folder %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// report writes the group's models' states and the disk's space: only the
+// keys of its group, so the agents of two groups on one node do not undo
+// each other's reports.
+func (a *Agent) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, entries []v1alpha1.LocalModelInfo, states map[string]modelState) error {
+	next := lmn.Status.DeepCopy()
+	if next.ModelStatus == nil {
+		next.ModelStatus = map[string]v1alpha1.ModelStatus{}
+	}
+	if next.Models == nil {
+		next.Models = map[string]v1alpha1.LocalModelDetail{}
+	}
+	mine := map[string]bool{}
+	for _, e := range entries {
+		mine[e.StatusKey()] = true
+	}
+	for k := range next.ModelStatus {
+		if !mine[k] && !a.listedElsewhere(lmn, k) {
+			delete(next.ModelStatus, k)
+			delete(next.Models, k)
+		}
+	}
+	for k, s := range states {
+		next.ModelStatus[k], next.Models[k] = s.status, s.detail
+	}
+	if free, total, err := a.Disk.Space(); err == nil {
+		if next.Disks == nil {
+			next.Disks = map[string]v1alpha1.LocalModelDisk{}
+		}
+		next.Disks[a.Group] = v1alpha1.LocalModelDisk{Available: *roundedGi(free), Capacity: *roundedGi(total)}
+	}
+	if reflect.DeepEqual(next, &lmn.Status) {
+		return nil
+	}
+	patch := client.MergeFrom(lmn.DeepCopy())
+	lmn.Status = *next
+	return a.Client.Status().Patch(ctx, lmn, patch)
+}
+
+// listedElsewhere reports whether a status key belongs to an entry of
+// another group (whose agent reports it).
+func (a *Agent) listedElsewhere(lmn *v1alpha1.LocalModelNode, key string) bool {
+	for _, e := range lmn.Spec.LocalModels {
+		if e.StatusKey() == key && e.NodeGroup != a.Group {
+			return true
+		}
+	}
+	return false
+}
+
+// roundedGi rounds a byte count down to a tenth of a GiB, so the report
+// does not change with every file written elsewhere on the disk.
+func roundedGi(n int64) *resource.Quantity {
+	const tenth = 1 << 30 / 10
+	return resource.NewQuantity(n/tenth*tenth, resource.BinarySI)
+}
+
+func (a *Agent) pending(key string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	name, ok := a.created[key]
+	return name, ok
+}
+
+func (a *Agent) forget(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.created, key)
+}
+
+func (a *Agent) remember(key, job string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.created == nil {
+		a.created = map[string]string{}
+	}
+	a.created[key] = job
+}
+
+func jobSucceeded(j *batchv1.Job) bool {
+	return j.Status.Succeeded > 0 || hasCondition(j, batchv1.JobComplete)
+}
+func jobFinished(j *batchv1.Job) bool {
+	return jobSucceeded(j) || j.Status.Failed > 0 || hasCondition(j, batchv1.JobFailed)
+}
+
+func hasCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// SetupWithManager registers the agent: its node's LocalModelNode (a
+// change of its list), and the Jobs it made (their progress).
+func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
+	a.credentials = credentials.NewMemo()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("serval-node-agent").
+		For(&v1alpha1.LocalModelNode{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Complete(a)
+}

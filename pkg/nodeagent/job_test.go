@@ -1,0 +1,48 @@
+package nodeagent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/internal/golden"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/storage"
+)
+
+// TestJobGolden renders download Jobs: a cluster cache's with its
+// ServiceAccount's credentials, and a namespace cache's with a
+// storage-config key, in its own namespace.
+func TestJobGolden(t *testing.T) {
+	si := config.Default().StorageInitializer
+	init := storage.Initializer{Image: si.Image, Resources: si.Resources}
+	owner := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: "gpu-node-1", UID: "lmn-uid"}}
+	secret := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hf-token"}, Data: map[string][]byte{"HF_TOKEN": []byte("x")}}
+	cases := []struct {
+		name string
+		in   JobInputs
+	}{
+		{"job-cluster-cache", JobInputs{Entry: v1alpha1.LocalModelInfo{SourceModelUri: "hf://meta-llama/Meta-Llama-3-8B", ModelName: "llama3-8b", NodeGroup: "gpu",
+			ServiceAccountName: "hf-reader"}, Node: "gpu-node-1", Owner: owner, Namespace: "serval-localmodel-jobs", Initializer: init,
+			Credentials: storage.Credentials{ServiceAccountSecrets: []corev1.Secret{secret}}, FSGroup: 1000, TTL: 3600}},
+		{"job-namespace-cache", JobInputs{Entry: v1alpha1.LocalModelInfo{SourceModelUri: "s3://models/bert", ModelName: "bert", Namespace: "team-b", NodeGroup: "gpu",
+			Storage: &v1alpha1.LocalModelStorageSpec{StorageKey: ptr.To("minio")}}, Node: "gpu-node-1", Owner: owner, Namespace: "team-b", Initializer: init,
+			Credentials: storage.Credentials{StorageConfigSecret: storage.DefaultStorageConfigSecret, StorageKey: "minio", StorageSpec: true}, TTL: 600}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job, err := Job(tc.in)
+			require.NoError(t, err)
+			data, err := yaml.Marshal(job)
+			require.NoError(t, err)
+			golden.Check(t, tc.name, data)
+		})
+	}
+	_, err := Job(JobInputs{Entry: v1alpha1.LocalModelInfo{SourceModelUri: "pvc://claim/model", ModelName: "x", NodeGroup: "gpu"}, Node: "n", Initializer: init})
+	require.ErrorContains(t, err, "not downloaded by the storage initializer")
+}

@@ -109,7 +109,7 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 		pod.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To(in.FSGroup)}
 	}
 	job := &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{GenerateName: e.ModelName + "-" + in.Node + "-", Namespace: in.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),

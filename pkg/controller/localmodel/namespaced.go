@@ -2,7 +2,6 @@ package localmodel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,23 +18,20 @@ import (
 // applyGroupVolumes applies a namespace cache's volumes, each under the
 // group that owns it, and deletes its volumes no longer desired (a group
 // taken off its list).
-func (r *Reconciler) applyGroupVolumes(ctx context.Context, c v1alpha1.ModelCache, byGroup map[types.UID][]apply.Object) error {
+func (r *Reconciler) applyGroupVolumes(ctx context.Context, c v1alpha1.ModelCache, byGroup map[types.UID][]apply.Object) (*apply.Failure, error) {
 	keep := map[string]bool{}
-	var errs []error
+	var failure *apply.Failure
 	for uid, objs := range byGroup {
 		for _, o := range objs {
 			keep[o.Key.Name] = true
 		}
 		for _, f := range r.Applier.Apply(ctx, uid, objs).Failures {
-			if !f.Stale() {
-				errs = append(errs, f)
+			if !f.Stale() && failure == nil {
+				failure = &f
 			}
 		}
 	}
-	if err := r.deleteVolumes(ctx, c, keep); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return failure, r.deleteVolumes(ctx, c, keep)
 }
 
 // deleteVolumes deletes a namespace cache's volumes but those in keep.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,11 +96,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.applyVolumes(ctx, c, groups, byNamespace, cfg.LocalModel.JobNamespace); err != nil {
+	failure, err := r.applyVolumes(ctx, c, groups, byNamespace, cfg.LocalModel.JobNamespace)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, c, cacheStatus(copies, missing, u, c.GetGeneration()))
+	st := cacheStatus(copies, missing, u, c.GetGeneration())
+	if failure != nil {
+		// Volumes the API server refused (a claim in a namespace that does
+		// not exist, a template it finds invalid): said in the status, and
+		// tried again later, as nothing Serval watches announces the fix.
+		st.Conditions[0].Status, st.Conditions[0].Reason = metav1.ConditionFalse, ReasonVolumeFailed
+		st.Conditions[0].Message = failure.Message()
+		return ctrl.Result{RequeueAfter: VolumeRetryInterval}, r.writeStatus(ctx, c, st)
+	}
+	return ctrl.Result{}, r.writeStatus(ctx, c, st)
 }
+
+// VolumeRetryInterval is when a cache whose volumes the API server refused
+// is tried again.
+const VolumeRetryInterval = 30 * time.Second
 
 // groups reads the named groups; missing are those that do not exist.
 func (r *Reconciler) groups(ctx context.Context, names []string) (found []*v1alpha1.LocalModelNodeGroup, missing []string, err error) {
@@ -249,15 +264,16 @@ func (r *Reconciler) users(ctx context.Context, c v1alpha1.ModelCache) (users, m
 
 // applyVolumes applies the cache's volumes and claims and prunes those no
 // longer desired. A namespace cache's volumes belong to their groups and
-// are applied under them (applyGroupVolumes).
-func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNamespace map[string][]string, jobNamespace string) error {
+// are applied under them (applyGroupVolumes). It returns the first object
+// the API server refused, if any.
+func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNamespace map[string][]string, jobNamespace string) (*apply.Failure, error) {
 	ref := children.CacheRef(c)
 	var own []apply.Object
 	byGroup := map[types.UID][]apply.Object{}
 	for _, v := range children.Volumes(c, groups, byNamespace, jobNamespace) {
 		objs, err := v.Objects()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, o := range objs {
 			owner := v.VolumeOwner
@@ -273,18 +289,18 @@ func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, gr
 	}
 	out := pipeline.Outcome{Objects: own}
 	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *ref}, &out); err != nil {
-		return err
+		return nil, err
 	}
-	if out.Failure != nil {
-		return errors.New(out.Failure.Message)
+	if f := out.Failure; f != nil {
+		return &apply.Failure{Err: errors.New(f.Message)}, nil
 	}
 	for _, f := range out.ApplyFailures {
-		return f
+		return &f, nil
 	}
 	if r.Namespaced {
 		return r.applyGroupVolumes(ctx, c, byGroup)
 	}
-	return nil
+	return nil, nil
 }
 
 // writeStatus writes the status when it changed (conditions keep their

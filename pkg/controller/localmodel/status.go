@@ -17,6 +17,7 @@ const (
 	ReasonDownloadFailed    = "DownloadFailed"
 	ReasonNodeGroupNotFound = "NodeGroupNotFound"
 	ReasonNoNodes           = "NoNodes"
+	ReasonVolumeFailed      = "VolumeFailed"
 )
 
 // ConditionReady is the type of a cache's one condition.

@@ -88,7 +88,9 @@ func Run(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\n\n", sb.KubeconfigPath)
 	fmt.Fprintln(o.Out, "Note: pods run on simulated nodes (kwok): they go Running and Ready, but no container runs, so no model is actually loaded or served.")
 	if !o.NoSample {
-		if err := runSample(ctx, sb, root, o); err != nil {
+		// The sample's players (the node agents) stop with the manager,
+		// before the cluster.
+		if err := runSample(mgrCtx, sb, root, o); err != nil {
 			return err
 		}
 		if o.ExitWhenReady {
@@ -183,6 +185,11 @@ func install(ctx context.Context, c client.Client, root string, out io.Writer) e
 		return err
 	}
 	if err := ApplyFile(ctx, c, filepath.Join(root, "config/dev/knative-config-features.yaml"), ""); err != nil {
+		return err
+	}
+	// The model caches' download Jobs run here (serval-config's
+	// localModel.jobNamespace; the chart creates it too).
+	if err := ApplyFile(ctx, c, filepath.Join(root, "config/dev/localmodel-jobs-namespace.yaml"), ""); err != nil {
 		return err
 	}
 	return ApplyFile(ctx, c, filepath.Join(root, "config/dev/serval-config.yaml"), ManagerNamespace)

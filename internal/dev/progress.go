@@ -54,6 +54,10 @@ func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options)
 	}
 	kind := target.GetKind()
 	fmt.Fprintf(o.Out, "\nApplied sample %s: %s default/%s\n", name, kind, target.GetName())
+	if hasKind(objs, "LocalModelCache") {
+		fmt.Fprintln(o.Out, "  (the sandbox runs the node agents in this process and plays their download Jobs: kwok completes them)")
+		go sb.PlayNodeAgents(ctx, filepath.Join(sb.Dir, "node-disks"), ManagerNamespace)
+	}
 	if kind == "LLMInferenceService" {
 		playGateway(ctx, sb, target, o)
 		if multiNode(target) {
@@ -73,9 +77,23 @@ func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options)
 		if rt != "" {
 			fmt.Fprintf(o.Out, "  runtime: %s (protocol %s)\n", rt, str(live, "status", "protocolVersion"))
 		}
+		if cache := str(live, "status", "components", "predictor", "modelCache", "name"); cache != "" {
+			fmt.Fprintf(o.Out, "  model: mounted from %s %s (node group %s)\n", str(live, "status", "components", "predictor", "modelCache", "kind"),
+				cache, str(live, "status", "components", "predictor", "modelCache", "nodeGroup"))
+		}
 		return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1beta1.InferenceServiceLabel: live.GetName()}, o)
 	}
 	return listChildren(ctx, c, live.GetNamespace(), client.MatchingLabels{v1alpha2.LLMInferenceServiceLabel: live.GetName()}, o)
+}
+
+// hasKind reports whether one of objs is of kind.
+func hasKind(objs []*unstructured.Unstructured, kind string) bool {
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // multiNode reports whether an LLMInferenceService runs a workload across

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +59,11 @@ type Options struct {
 
 // Sandbox is a running local cluster.
 type Sandbox struct {
+	// players are the in-process stand-ins (node agents) still running:
+	// Stop waits for them, once their context has ended, before it stops
+	// the API server they talk to.
+	players sync.WaitGroup
+
 	// Env is the API server and etcd, with an admin Config and Client.
 	Env *testenv.Environment
 	// Client is an admin client with the Options' scheme.
@@ -200,6 +206,7 @@ func (s *Sandbox) PIDs() []int {
 // sandbox directory when it was a temporary one. It is safe to call twice.
 func (s *Sandbox) Stop() error {
 	var errs []error
+	waitPlayers(&s.players, 15*time.Second)
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		s.procs[i].stop(10 * time.Second)
 	}
@@ -239,4 +246,15 @@ func apiServerFlags(extra map[string]string) map[string]string {
 		flags[k] = v
 	}
 	return flags
+}
+
+// waitPlayers waits for the players whose context has ended, at most d: a
+// player whose context still runs is not waited for past it.
+func waitPlayers(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }

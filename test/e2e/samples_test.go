@@ -43,6 +43,9 @@ func TestEverySampleGoesReady(t *testing.T) {
 	playCtx, stopPlaying := context.WithCancel(ctx)
 	defer stopPlaying()
 	go sb.PlayLeaderWorkerSets(playCtx, ns)
+	// The model cache sample's node agents run here, their download Jobs
+	// completed by kwok.
+	go sb.PlayNodeAgents(playCtx, t.TempDir(), "serval-system")
 	for _, f := range files {
 		require.NoError(t, dev.ApplyFile(ctx, sb.Client, f, ns), f)
 	}

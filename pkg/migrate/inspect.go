@@ -5,6 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
@@ -36,6 +37,8 @@ var knownAnnotations = map[string]bool{
 	v1beta1.DisableAutoUpdateAnnotation: true,
 	v1beta1.PrometheusScrapeAnnotation:  true,
 	v1beta1.StopAnnotation:              true,
+	v1alpha1.NodeGroupAnnotation:         true,
+	v1alpha1.DisableLocalModelAnnotation: true,
 }
 
 // inspect reports what Serval rejects, pins the protocol where needed and
@@ -44,6 +47,9 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	spec := lookup(obj, "spec")
 	if kind == "InferenceGraph" || kind == "ClusterStorageContainer" {
 		return nil // every field of these kinds is served
+	}
+	if strings.HasPrefix(kind, "LocalModel") {
+		return localModelFindings(kind, spec)
 	}
 	if kind != "InferenceService" {
 		var out []finding
@@ -133,4 +139,27 @@ func predictorFindings(p *yaml.Node, path string, opts Options) []finding {
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "v1"})
 	return []finding{{path: modelPath + ".protocolVersion",
 		msg: msg + "; pinned protocolVersion: v1 to keep KServe's behaviour (remove it, or use --no-pin-protocol, to let Serval choose v2)"}}
+}
+
+// localModelFindings are what changes for the model cache kinds: a node's
+// list is the manager's to write; a namespace cache downloads in its own
+// namespace; a shared claim (pvcRef) is not served; a group's volume must
+// be on the nodes' disks.
+func localModelFindings(kind string, spec *yaml.Node) []finding {
+	switch kind {
+	case "LocalModelNode":
+		return []finding{{path: "spec.localModels", msg: "the manager writes each node's list from the caches: applying it is not needed, and the manager rewrites it"}}
+	case "LocalModelNamespaceCache":
+		out := []finding{{path: "spec", msg: "its download Jobs run in its own namespace, with the ServiceAccount and storage-config Secret of that namespace (KServe runs them in its Jobs' namespace)"}}
+		if lookup(spec, "pvcRef") != nil {
+			out = append(out, finding{path: "spec.pvcRef", msg: "a cache on a shared claim is not served by Serval: give it nodeGroups, or mount the claim with a pvc:// storageUri", blocking: true})
+		}
+		return out
+	case "LocalModelNodeGroup":
+		pv := lookup(spec, "persistentVolumeSpec")
+		if lookup(pv, "hostPath") == nil && lookup(pv, "local") == nil {
+			return []finding{{path: "spec.persistentVolumeSpec", msg: "must be a hostPath or local volume, which the node agent reads on each node: rejected at admission by Serval's LocalModelNodeGroup webhook", blocking: true}}
+		}
+	}
+	return nil
 }

@@ -21,7 +21,8 @@ const (
 
 // servedKinds are the KServe kinds Serval serves, with the version it serves.
 var servedKinds = map[string]string{"InferenceService": "v1beta1", "ServingRuntime": "v1alpha1", "ClusterServingRuntime": "v1alpha1",
-	"InferenceGraph": "v1alpha1", "ClusterStorageContainer": "v1alpha1"}
+	"InferenceGraph": "v1alpha1", "ClusterStorageContainer": "v1alpha1",
+	"LocalModelNodeGroup": "v1alpha1", "LocalModelCache": "v1alpha1", "LocalModelNamespaceCache": "v1alpha1", "LocalModelNode": "v1alpha1"}
 
 // Finding is something that could not be carried over, or a change the user
 // should know about.

@@ -206,6 +206,13 @@ func (a *Agent) whyFailed(ctx context.Context, job *batchv1.Job) (reason, messag
 	if jobSucceeded(job) {
 		return "ModelMissing", fmt.Sprintf("Job %s succeeded but left no files in the model's folder", job.Name)
 	}
+	return WhyFailed(ctx, a.Reader, job)
+}
+
+// WhyFailed is a failed Job's reason and message: its Failed condition,
+// and the message its container ended with (the storage initializer's
+// error).
+func WhyFailed(ctx context.Context, r client.Reader, job *batchv1.Job) (reason, message string) {
 	reason = "DownloadFailed"
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
@@ -213,7 +220,7 @@ func (a *Agent) whyFailed(ctx context.Context, job *batchv1.Job) (reason, messag
 		}
 	}
 	pods := &corev1.PodList{}
-	if err := a.Reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err == nil {
+	if err := r.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err == nil {
 		for _, p := range pods.Items {
 			for _, cs := range p.Status.ContainerStatuses {
 				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
@@ -254,11 +261,11 @@ func (a *Agent) jobs(ctx context.Context, e v1alpha1.LocalModelInfo, cfg *config
 // launch creates a download Job for an entry.
 func (a *Agent) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, cfg *config.Config) (*batchv1.Job, error) {
 	ns := JobNamespace(e, cfg.LocalModel.JobNamespace)
-	creds, err := a.credentialsFor(ctx, e, ns)
+	creds, err := DownloadCredentials(ctx, a.credentials, a.Reader, e, ns)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := a.storageContainer(ctx, e.SourceModelUri)
+	sc, err := MatchingStorageContainer(ctx, a.Reader, e.SourceModelUri)
 	if err != nil {
 		return nil, err
 	}
@@ -276,9 +283,10 @@ func (a *Agent) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1al
 	return job, nil
 }
 
-// credentialsFor are an entry's download credentials: its storage-config
-// key, else its ServiceAccount's Secrets, in the Job's namespace.
-func (a *Agent) credentialsFor(ctx context.Context, e v1alpha1.LocalModelInfo, ns string) (storage.Credentials, error) {
+// DownloadCredentials are an entry's download credentials: its
+// storage-config key, else its ServiceAccount's Secrets (read through
+// memo), in the Job's namespace.
+func DownloadCredentials(ctx context.Context, memo *credentials.Memo, r client.Reader, e v1alpha1.LocalModelInfo, ns string) (storage.Credentials, error) {
 	if e.Storage != nil {
 		c := storage.Credentials{StorageConfigSecret: storage.DefaultStorageConfigSecret, StorageSpec: true}
 		if e.Storage.StorageKey != nil {
@@ -293,18 +301,18 @@ func (a *Agent) credentialsFor(ctx context.Context, e v1alpha1.LocalModelInfo, n
 	if sa == "" {
 		sa = "default"
 	}
-	secrets, err := a.credentials.ServiceAccountSecrets(ctx, a.Reader, types.NamespacedName{Namespace: ns, Name: sa})
+	secrets, err := memo.ServiceAccountSecrets(ctx, r, types.NamespacedName{Namespace: ns, Name: sa})
 	if err != nil {
 		return storage.Credentials{}, err
 	}
 	return storage.Credentials{ServiceAccountSecrets: secrets}, nil
 }
 
-// storageContainer is the container of the ClusterStorageContainer for
+// MatchingStorageContainer is the container of the ClusterStorageContainer for
 // download Jobs that supports uri; nil for none.
-func (a *Agent) storageContainer(ctx context.Context, uri string) (*corev1.Container, error) {
+func MatchingStorageContainer(ctx context.Context, r client.Reader, uri string) (*corev1.Container, error) {
 	list := &v1alpha1.ClusterStorageContainerList{}
-	if err := a.Reader.List(ctx, list); err != nil {
+	if err := r.List(ctx, list); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {

@@ -41,6 +41,15 @@ type JobInputs struct {
 	// FSGroup (0: none) and TTL, of the finished Job.
 	FSGroup int64
 	TTL     int32
+	// Name, when set, is the Job's name (else one is generated); Claim,
+	// when set, the claim it writes to (else the cache's claim on the
+	// entry's node group); Retries the pod failures it retries itself
+	// (else none: the agent counts attempts, one Job each). Labels are
+	// added to the Job's. A Job with no Node runs on any node: the one
+	// download of a cache on a claim.
+	Name, Claim string
+	Retries     int32
+	Labels      map[string]string
 }
 
 // JobNamespace is where an entry's download Jobs run.
@@ -81,26 +90,38 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 		mounts = append(mounts, m)
 	}
 	c.VolumeMounts = mounts
+	claim := in.Claim
+	if claim == "" {
+		claim = children.ClaimName(e.ModelName, e.NodeGroup)
+	}
 	volumes := []corev1.Volume{{Name: claimVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-		ClaimName: children.ClaimName(e.ModelName, e.NodeGroup)}}}}
+		ClaimName: claim}}}}
 	for _, v := range plan.Volumes {
 		if v.Name != storage.VolumeName {
 			volumes = append(volumes, v)
 		}
 	}
-	labels := map[string]string{ModelLabel: e.ModelName, NodeLabel: in.Node, children.GroupNameLabel: e.NodeGroup}
+	labels := map[string]string{ModelLabel: e.ModelName}
+	if in.Node != "" {
+		labels[NodeLabel], labels[children.GroupNameLabel] = in.Node, e.NodeGroup
+	}
 	if e.Namespace != "" {
 		labels[ModelNamespaceLabel] = e.Namespace
+	}
+	for k, v := range in.Labels {
+		labels[k] = v
 	}
 	pod := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers:    []corev1.Container{c},
 		Volumes:       volumes,
+	}
+	if in.Node != "" {
 		// On this node, whatever its taints: the model is for its disk.
-		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		pod.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-				Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{in.Node}}}}}}}},
-		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+				Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{in.Node}}}}}}}}
+		pod.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	}
 	if e.ServiceAccountName != "" {
 		pod.ServiceAccountName = e.ServiceAccountName
@@ -110,12 +131,15 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{GenerateName: e.ModelName + "-" + in.Node + "-", Namespace: in.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: e.ModelName + "-" + in.Node + "-", Name: in.Name, Namespace: in.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr.To[int32](0),
+			BackoffLimit:            ptr.To(in.Retries),
 			TTLSecondsAfterFinished: ptr.To(in.TTL),
 			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
+	}
+	if in.Name != "" {
+		job.GenerateName = ""
 	}
 	if in.Owner != nil {
 		job.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "LocalModelNode",

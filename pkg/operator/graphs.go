@@ -26,7 +26,7 @@ func setupLocalModels(ctx context.Context, mgr manager.Manager, o Options, isvc 
 		image = DefaultRouterImage()
 	}
 	for _, namespaced := range []bool{false, true} {
-		r := &localmodel.Reconciler{Client: mgr.GetClient(), Applier: isvc.Applier, Recorder: isvc.Recorder, Config: isvc.Config, Namespaced: namespaced}
+		r := &localmodel.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Applier: isvc.Applier, Recorder: isvc.Recorder, Config: isvc.Config, Namespaced: namespaced}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func (w LocalModelNamespaceCache) ValidateCreate(ctx context.Context, c *v1alpha
 
 // ValidateUpdate implements admission.Validator.
 func (w LocalModelNamespaceCache) ValidateUpdate(ctx context.Context, old, c *v1alpha1.LocalModelNamespaceCache) (admission.Warnings, error) {
-	return nil, w.Caches.validate(ctx, c, &old.Spec)
+	return nil, w.Caches.validate(ctx, c, &old.Spec.LocalModelCacheSpec)
 }
 
 // ValidateDelete implements admission.Validator.

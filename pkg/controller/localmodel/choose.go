@@ -10,7 +10,8 @@ import (
 
 // Use is the cache a service's model comes from.
 type Use struct {
-	// Cache is the cache, and Group the node group whose copy is mounted.
+	// Cache is the cache, and Group the node group whose copy is mounted
+	// ("" for a cache on a claim).
 	Cache v1alpha1.ModelCache
 	Group string
 	// URI is where the model server's model is: the cached copy on the
@@ -38,7 +39,19 @@ func Choose(uri string, annotations map[string]string, nsCaches []v1alpha1.Local
 	group, named := annotations[v1alpha1.NodeGroupAnnotation]
 	try := func(c v1alpha1.ModelCache) *Use {
 		spec := c.CacheSpec()
-		if c.GetDeletionTimestamp() != nil || len(spec.NodeGroups) == 0 || !v1alpha1.MatchStorageURI(spec.SourceModelUri, uri) {
+		if c.GetDeletionTimestamp() != nil || !v1alpha1.MatchStorageURI(spec.SourceModelUri, uri) {
+			return nil
+		}
+		below := strings.TrimPrefix(strings.TrimSuffix(uri, "/"), strings.TrimSuffix(spec.SourceModelUri, "/"))
+		if claim := v1alpha1.ClaimOf(c); claim != "" {
+			// One copy on a claim of the namespace, for any node; a
+			// service that names a node group is not on it.
+			if named {
+				return nil
+			}
+			return &Use{Cache: c, URI: "pvc://" + claim + "/" + children.ModelPath(spec.SourceModelUri) + below}
+		}
+		if len(spec.NodeGroups) == 0 {
 			return nil
 		}
 		g := spec.NodeGroups[0]
@@ -48,7 +61,6 @@ func Choose(uri string, annotations map[string]string, nsCaches []v1alpha1.Local
 			}
 			g = group
 		}
-		below := strings.TrimPrefix(strings.TrimSuffix(uri, "/"), strings.TrimSuffix(spec.SourceModelUri, "/"))
 		return &Use{Cache: c, Group: g, URI: "pvc://" + children.ClaimName(c.GetName(), g) + "/" + children.ModelPath(spec.SourceModelUri) + below}
 	}
 	for _, c := range sortedByName(nsCaches) {

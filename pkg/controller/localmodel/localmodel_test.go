@@ -18,7 +18,7 @@ func cache(name, uri, size string, groups ...string) v1alpha1.LocalModelCache {
 
 func nsCache(ns, name, uri, size string, groups ...string) v1alpha1.LocalModelNamespaceCache {
 	return v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.LocalModelCacheSpec{SourceModelUri: uri, ModelSize: resource.MustParse(size), NodeGroups: groups}}
+		Spec: v1alpha1.LocalModelNamespaceCacheSpec{LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: uri, ModelSize: resource.MustParse(size), NodeGroups: groups}}}
 }
 
 func TestChoose(t *testing.T) {
@@ -31,6 +31,9 @@ func TestChoose(t *testing.T) {
 		deleting,
 	}
 	ns := []v1alpha1.LocalModelNamespaceCache{nsCache("team", "mine", "hf://meta/llama", "16Gi", "fast")}
+	shared := nsCache("team", "shared", "hf://org/shared", "16Gi")
+	shared.Spec.PVCRef = "models"
+	onClaim := []v1alpha1.LocalModelNamespaceCache{shared}
 	cases := []struct {
 		name        string
 		uri         string
@@ -46,6 +49,8 @@ func TestChoose(t *testing.T) {
 		{"disabled", "hf://meta/llama", map[string]string{v1alpha1.DisableLocalModelAnnotation: "true"}, nil, ""},
 		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://mine-fast/models/" + v1alpha1.StorageKey("hf://meta/llama")},
 		{"a cache being deleted is not chosen", "hf://org/gone", nil, nil, ""},
+		{"a namespace cache on a claim, on any node", "hf://org/shared/v1", nil, onClaim, "LocalModelNamespaceCache/shared//pvc://models/models/" + v1alpha1.StorageKey("hf://org/shared") + "/v1"},
+		{"not for a service that names a node group", "hf://org/shared", map[string]string{v1alpha1.NodeGroupAnnotation: "fast"}, onClaim, ""},
 		{"no URI", "", nil, nil, ""},
 	}
 	for _, tc := range cases {

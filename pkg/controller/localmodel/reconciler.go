@@ -23,6 +23,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
@@ -33,19 +34,23 @@ import (
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes;persistentvolumeclaims,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;update;delete
 
 // Reconciler keeps one kind of cache (LocalModelCache or
 // LocalModelNamespaceCache) on its nodes.
 type Reconciler struct {
-	// Client reads from the manager's cache and writes.
-	Client   client.Client
-	Applier  *apply.Applier
-	Recorder events.EventRecorder
-	Config   *config.Store
+	// Client reads from the manager's cache and writes; APIReader reads
+	// what the cache does not hold (users' claims, credentials).
+	Client    client.Client
+	APIReader client.Reader
+	Applier   *apply.Applier
+	Recorder  events.EventRecorder
+	Config    *config.Store
 	// Namespaced says which kind: LocalModelNamespaceCache when true.
 	Namespaced bool
 
-	pipeline *pipeline.Pipeline
+	pipeline    *pipeline.Pipeline
+	credentials *credentials.Memo
 }
 
 // newCache returns an empty cache of the reconciler's kind.
@@ -79,6 +84,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if cfg == nil {
 		cfg = config.Default()
+	}
+	if nc, ok := c.(*v1alpha1.LocalModelNamespaceCache); ok && nc.Spec.PVCRef != "" {
+		return r.reconcileClaim(ctx, nc, cfg)
 	}
 	groups, missing, err := r.groups(ctx, c.CacheSpec().NodeGroups)
 	if err != nil {

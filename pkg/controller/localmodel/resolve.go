@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,12 +38,22 @@ func Resolve(ctx context.Context, r client.Reader, uri, namespace string, annota
 	if ok, reason, message := CacheReady(use.Cache); !ok {
 		return nil, &Waiting{Reason: reason, Message: message}, nil
 	}
+	mc := &components.ModelCache{
+		Ref:    v1beta1.ModelCacheRef{Kind: use.Kind(), Name: use.Cache.GetName(), Namespace: use.Cache.GetNamespace(), NodeGroup: use.Group},
+		Source: uri, URI: use.URI,
+	}
+	if use.Group == "" {
+		return mc, nil, nil // one copy on a claim, for any node
+	}
 	g := &v1alpha1.LocalModelNodeGroup{}
-	if err := r.Get(ctx, types.NamespacedName{Name: use.Group}, g); err != nil {
+	err = r.Get(ctx, types.NamespacedName{Name: use.Group}, g)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &Waiting{Reason: "ModelCache" + ReasonNodeGroupNotFound, Message: fmt.Sprintf("%s %s: no LocalModelNodeGroup named %s",
+			use.Kind(), use.Cache.GetName(), use.Group)}, nil
+	case err != nil:
 		return nil, nil, fmt.Errorf("read the node group %s: %w", use.Group, err)
 	}
-	return &components.ModelCache{
-		Ref:    v1beta1.ModelCacheRef{Kind: use.Kind(), Name: use.Cache.GetName(), Namespace: use.Cache.GetNamespace(), NodeGroup: use.Group},
-		Source: uri, URI: use.URI, Affinity: NodeAffinity(g),
-	}, nil, nil
+	mc.Affinity = NodeAffinity(g)
+	return mc, nil, nil
 }

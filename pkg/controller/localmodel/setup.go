@@ -20,6 +20,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 )
 
@@ -29,6 +30,7 @@ import (
 // that may start or stop using a cache.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pipeline = pipeline.New(mgr, r.newCache(), r.Applier, r.Recorder)
+	r.credentials = credentials.NewMemo()
 	name := "localmodelcache"
 	if r.Namespaced {
 		name = "localmodelnamespacecache"

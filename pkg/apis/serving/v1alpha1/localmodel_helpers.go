@@ -59,7 +59,16 @@ func (c *LocalModelCache) CacheSpec() *LocalModelCacheSpec { return &c.Spec }
 func (c *LocalModelCache) CacheStatus() *LocalModelCacheStatus { return &c.Status }
 
 // CacheSpec returns the cache's spec.
-func (c *LocalModelNamespaceCache) CacheSpec() *LocalModelCacheSpec { return &c.Spec }
+func (c *LocalModelNamespaceCache) CacheSpec() *LocalModelCacheSpec { return &c.Spec.LocalModelCacheSpec }
+
+// ClaimOf is the claim a cache keeps its one copy on (a namespace cache's
+// pvcRef); "" for a cache on node groups.
+func ClaimOf(c ModelCache) string {
+	if n, ok := c.(*LocalModelNamespaceCache); ok {
+		return n.Spec.PVCRef
+	}
+	return ""
+}
 
 // CacheStatus returns the cache's status.
 func (c *LocalModelNamespaceCache) CacheStatus() *LocalModelCacheStatus { return &c.Status }

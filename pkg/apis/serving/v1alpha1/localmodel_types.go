@@ -82,6 +82,7 @@ type LocalModelCache struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:validation:XValidation:rule="has(self.nodeGroups) && size(self.nodeGroups) > 0",message="nodeGroups needs at least one node group"
 	Spec   LocalModelCacheSpec   `json:"spec,omitempty"`
 	Status LocalModelCacheStatus `json:"status,omitempty"`
 }
@@ -98,8 +99,9 @@ type LocalModelCacheSpec struct {
 	ModelSize resource.Quantity `json:"modelSize"`
 	// NodeGroups are the groups whose nodes keep the model; a service
 	// without the serving.serval.dev/nodegroup annotation uses the first.
-	// +kubebuilder:validation:MinItems=1
-	NodeGroups []string `json:"nodeGroups"`
+	// Required but for a LocalModelNamespaceCache on a claim (pvcRef).
+	// +optional
+	NodeGroups []string `json:"nodeGroups,omitempty"`
 	// ServiceAccountName is the account whose credentials the download
 	// uses, in the download Jobs' namespace.
 	// +optional
@@ -208,8 +210,22 @@ type LocalModelNamespaceCache struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   LocalModelCacheSpec   `json:"spec,omitempty"`
-	Status LocalModelCacheStatus `json:"status,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="has(self.pvcRef) != (has(self.nodeGroups) && size(self.nodeGroups) > 0)",message="set exactly one of pvcRef and nodeGroups"
+	Spec   LocalModelNamespaceCacheSpec `json:"spec,omitempty"`
+	Status LocalModelCacheStatus        `json:"status,omitempty"`
+}
+
+// LocalModelNamespaceCacheSpec is a cache's spec, on node groups or on a
+// claim of the namespace.
+type LocalModelNamespaceCacheSpec struct {
+	LocalModelCacheSpec `json:",inline"`
+	// PVCRef names a claim of the cache's namespace that holds the one copy
+	// of the model (KServe's shared-claim cache): a ReadWriteMany
+	// filesystem claim of at least modelSize. One download Job fills it;
+	// the services mount it, on any node. Exclusive with nodeGroups.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="pvcRef is immutable"
+	PVCRef string `json:"pvcRef,omitempty"`
 }
 
 // LocalModelNamespaceCacheList is a list of LocalModelNamespaceCaches.

@@ -116,7 +116,10 @@ type ModelCacheRef struct {
 	Name string `json:"name"`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
-	NodeGroup string `json:"nodeGroup"`
+	// NodeGroup is the group whose copy is mounted; "" for a namespace
+	// cache on a claim (pvcRef).
+	// +optional
+	NodeGroup string `json:"nodeGroup,omitempty"`
 }
 
 // TrafficTarget is a share of traffic sent to a revision.

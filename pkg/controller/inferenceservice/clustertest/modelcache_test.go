@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -217,8 +218,8 @@ func TestNamespaceCacheAndAgent(t *testing.T) {
 	ns := newNamespace(t)
 	createNode(t, "nc-n1", true, map[string]string{"pool": "nc"})
 	createGroup(t, "nc", "10Gi")
-	c := &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: "bert", Namespace: ns}, Spec: v1alpha1.LocalModelCacheSpec{
-		SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"nc"}}}
+	c := &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: "bert", Namespace: ns}, Spec: v1alpha1.LocalModelNamespaceCacheSpec{
+		LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"nc"}}}}
 	require.NoError(t, k8s.Create(ctx, c))
 	eventually(t, "listed on the node", func() bool { return listedOn("nc-n1", ns+"/bert") })
 	pvName := "bert-nc-" + ns
@@ -250,5 +251,63 @@ func TestNamespaceCacheAndAgent(t *testing.T) {
 		ds := &appsv1.DaemonSet{}
 		err := k8s.Get(ctx, types.NamespacedName{Namespace: managerNamespace, Name: "serval-node-agent-nc"}, ds)
 		return err != nil || ds.DeletionTimestamp != nil
+	})
+}
+
+// TestNamespaceCacheOnAClaim: a namespace cache on a claim of its own
+// namespace (pvcRef) checks the claim, downloads once into it with a Job,
+// is Ready when the Job succeeds, and its services mount the claim on any
+// node.
+func TestNamespaceCacheOnAClaim(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	newClaim := func(name string, mode corev1.PersistentVolumeAccessMode) {
+		require.NoError(t, k8s.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{mode},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")}}}}))
+	}
+	newCache := func(name, claim string) {
+		require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.LocalModelNamespaceCacheSpec{
+			LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "hf://Qwen/" + name, ModelSize: resource.MustParse("2Gi")}, PVCRef: claim}}))
+	}
+	nsCond := func(name string) *metav1.Condition {
+		got := &v1alpha1.LocalModelNamespaceCache{}
+		require.NoError(t, k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, got))
+		return meta.FindStatusCondition(got.Status.Conditions, localmodel.ConditionReady)
+	}
+	newClaim("rwo", corev1.ReadWriteOnce)
+	newCache("refused", "rwo")
+	eventually(t, "the claim refused", func() bool {
+		r := nsCond("refused")
+		return r != nil && r.Reason == localmodel.ReasonClaimNotReady && r.Message == "the claim rwo is not ReadWriteMany: the pods of every node mount it"
+	})
+	newClaim("shared", corev1.ReadWriteMany)
+	newCache("qwen", "shared")
+	job := &batchv1.Job{}
+	eventually(t, "the download Job", func() bool {
+		return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "qwen-download"}, job) == nil
+	})
+	spec := job.Spec.Template.Spec
+	assert.Equal(t, "shared", spec.Volumes[0].PersistentVolumeClaim.ClaimName)
+	key := v1alpha1.StorageKey("hf://Qwen/qwen")
+	assert.Equal(t, "models/"+key, spec.Containers[0].VolumeMounts[0].SubPath)
+	assert.Nil(t, spec.Affinity, "on any node")
+	assert.Equal(t, int32(2), *job.Spec.BackoffLimit, "three attempts in all")
+
+	createClusterRuntime(t, "claim-hf", "hf-claim")
+	createISVC(t, ns, "qwen", "hf-claim", withPredictor(func(p *v1beta1.PredictorSpec) { p.Model.StorageURI = ptr.To("hf://Qwen/qwen") }))
+	eventually(t, "the service waits for the download", func() bool {
+		c := cond(getISVC(t, ns, "qwen"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Reason == "ModelCacheDownloading"
+	})
+	now := metav1.Now()
+	job.Status = batchv1.JobStatus{StartTime: &now, CompletionTime: &now, Succeeded: 1, Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now}}}
+	require.NoError(t, k8s.Status().Update(ctx, job))
+	eventually(t, "ready", func() bool { r := nsCond("qwen"); return r != nil && r.Status == metav1.ConditionTrue })
+	eventually(t, "the service mounts the claim", func() bool {
+		d, err := getDeployment(ns, "qwen-predictor")
+		return err == nil && podVolumeClaim(d) == "shared" && d.Spec.Template.Spec.Affinity == nil
 	})
 }

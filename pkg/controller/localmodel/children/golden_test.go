@@ -72,7 +72,7 @@ func TestVolumesGolden(t *testing.T) {
 	golden.Check(t, "cluster-cache-volumes", render(t, volumesOf(t, vols)))
 
 	nc := &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: "bert", Namespace: "team-b", UID: "ns-cache-uid"},
-		Spec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"gpu"}}}
+		Spec: v1alpha1.LocalModelNamespaceCacheSpec{LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"gpu"}}}}
 	golden.Check(t, "namespace-cache-volumes", render(t, volumesOf(t, Volumes(nc, []*v1alpha1.LocalModelNodeGroup{gpuGroup()}, nil, "serval-localmodel-jobs"))))
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -95,11 +96,19 @@ var (
 	PersistentVolumeKind      = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("PersistentVolume"), Typed: func() client.Object { return &corev1.PersistentVolume{} }, StatusSignal: kinds.NoStatus}
 	PersistentVolumeClaimKind = kinds.Kind{GVK: corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), Typed: func() client.Object { return &corev1.PersistentVolumeClaim{} }, StatusSignal: kinds.NoStatus}
 	DaemonSetKind             = kinds.Kind{GVK: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), Typed: func() client.Object { return &appsv1.DaemonSet{} }, StatusSignal: daemonSetSignal}
+	// JobKind is the download Job of a namespace cache on a claim.
+	JobKind = kinds.Kind{GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Typed: func() client.Object { return &batchv1.Job{} }, StatusSignal: jobSignal}
 )
 
 // Kinds are the kinds the model cache kinds create.
 func Kinds() []kinds.Kind {
-	return []kinds.Kind{PersistentVolumeKind, PersistentVolumeClaimKind, DaemonSetKind}
+	return []kinds.Kind{PersistentVolumeKind, PersistentVolumeClaimKind, DaemonSetKind, JobKind}
+}
+
+// jobSignal is what a cache reads of its download Job: how it ended.
+func jobSignal(obj client.Object) string {
+	j := obj.(*batchv1.Job)
+	return fmt.Sprintf("%d/%d/%d", j.Status.Active, j.Status.Succeeded, j.Status.Failed)
 }
 
 // daemonSetSignal is what a group reads of its agent's DaemonSet.

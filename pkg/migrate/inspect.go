@@ -31,12 +31,12 @@ var noV1Formats = map[string]bool{"onnx": true, "tensorrt": true, "triton": true
 // knownAnnotations are the KServe annotations Serval implements (under its
 // own prefix); any other serving.kserve.io/ annotation is reported.
 var knownAnnotations = map[string]bool{
-	v1beta1.DeploymentModeAnnotation:    true,
-	v1beta1.AutoscalerClassAnnotation:   true,
-	v1beta1.StorageSecretNameAnnotation: true,
-	v1beta1.DisableAutoUpdateAnnotation: true,
-	v1beta1.PrometheusScrapeAnnotation:  true,
-	v1beta1.StopAnnotation:              true,
+	v1beta1.DeploymentModeAnnotation:     true,
+	v1beta1.AutoscalerClassAnnotation:    true,
+	v1beta1.StorageSecretNameAnnotation:  true,
+	v1beta1.DisableAutoUpdateAnnotation:  true,
+	v1beta1.PrometheusScrapeAnnotation:   true,
+	v1beta1.StopAnnotation:               true,
 	v1alpha1.NodeGroupAnnotation:         true,
 	v1alpha1.DisableLocalModelAnnotation: true,
 }

@@ -59,7 +59,9 @@ func (c *LocalModelCache) CacheSpec() *LocalModelCacheSpec { return &c.Spec }
 func (c *LocalModelCache) CacheStatus() *LocalModelCacheStatus { return &c.Status }
 
 // CacheSpec returns the cache's spec.
-func (c *LocalModelNamespaceCache) CacheSpec() *LocalModelCacheSpec { return &c.Spec.LocalModelCacheSpec }
+func (c *LocalModelNamespaceCache) CacheSpec() *LocalModelCacheSpec {
+	return &c.Spec.LocalModelCacheSpec
+}
 
 // ClaimOf is the claim a cache keeps its one copy on (a namespace cache's
 // pvcRef); "" for a cache on node groups.

@@ -142,19 +142,18 @@ func predictorFindings(p *yaml.Node, path string, opts Options) []finding {
 }
 
 // localModelFindings are what changes for the model cache kinds: a node's
-// list is the manager's to write; a namespace cache downloads in its own
-// namespace; a shared claim (pvcRef) is not served; a group's volume must
-// be on the nodes' disks.
+// list is the manager's to write; a namespace cache on node groups
+// downloads in its own namespace; a group's volume must be on the nodes'
+// disks.
 func localModelFindings(kind string, spec *yaml.Node) []finding {
 	switch kind {
 	case "LocalModelNode":
 		return []finding{{path: "spec.localModels", msg: "the manager writes each node's list from the caches: applying it is not needed, and the manager rewrites it"}}
 	case "LocalModelNamespaceCache":
-		out := []finding{{path: "spec", msg: "its download Jobs run in its own namespace, with the ServiceAccount and storage-config Secret of that namespace (KServe runs them in its Jobs' namespace)"}}
 		if lookup(spec, "pvcRef") != nil {
-			out = append(out, finding{path: "spec.pvcRef", msg: "a cache on a shared claim is not served by Serval: give it nodeGroups, or mount the claim with a pvc:// storageUri", blocking: true})
+			return nil // one download Job in its namespace, as on KServe
 		}
-		return out
+		return []finding{{path: "spec", msg: "its download Jobs run in its own namespace, with the ServiceAccount and storage-config Secret of that namespace (KServe runs them in its Jobs' namespace)"}}
 	case "LocalModelNodeGroup":
 		pv := lookup(spec, "persistentVolumeSpec")
 		if lookup(pv, "hostPath") == nil && lookup(pv, "local") == nil {

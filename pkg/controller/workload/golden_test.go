@@ -146,3 +146,50 @@ func TestMultiNodeGolden(t *testing.T) {
 	}
 	golden.Check(t, "standard-multinode", []byte(out.String()))
 }
+
+// TestModelCacheGolden renders a predictor whose model a cache holds, in
+// both modes: the cached copy's claim mounted at /mnt/models (no storage
+// initializer) and the pods required on the node group's nodes.
+func TestModelCacheGolden(t *testing.T) {
+	mc := &components.ModelCache{
+		Ref:    v1beta1.ModelCacheRef{Kind: "LocalModelCache", Name: "llama3-8b", NodeGroup: "gpu"},
+		Source: "hf://meta-llama/Meta-Llama-3-8B", URI: "pvc://llama3-8b-gpu/models/c41ae4f29d692d55",
+		Affinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu"}}}}}}},
+	}
+	for _, tc := range []struct {
+		name    string
+		mode    workload.Mode
+		annots  map[string]string
+		tolerAt string
+	}{
+		{"standard-model-cache", standard.Mode{}, nil, ""},
+		{"knative-model-cache", knative.Mode{}, map[string]string{v1beta1.DeploymentModeAnnotation: "Knative"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isvc := custom("cached", tc.annots, func(s *v1beta1.InferenceServiceSpec) {
+				s.Predictor.Containers[0].Env = []corev1.EnvVar{{Name: "STORAGE_URI", Value: mc.Source}}
+				// The pod's own affinity is kept: both hold.
+				s.Predictor.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}
+			})
+			in := components.Inputs{ISVC: isvc, Config: config.Default(), ModelCache: mc}
+			if tc.mode == (knative.Mode{}) {
+				in.PreviousRolledOutRevisions = map[v1beta1.ComponentType]string{v1beta1.PredictorComponent: "cached-predictor-00001"}
+			}
+			comps, err := components.Build(in)
+			require.NoError(t, err)
+			require.Equal(t, mc.Ref, *comps[0].ModelCache)
+			objs, err := tc.mode.Objects(comps[0])
+			require.NoError(t, err)
+			var out strings.Builder
+			for _, o := range objs {
+				data, err := yaml.Marshal(o.Spec)
+				require.NoError(t, err)
+				out.WriteString("---\n")
+				out.Write(data)
+			}
+			golden.Check(t, tc.name, []byte(out.String()))
+		})
+	}
+}

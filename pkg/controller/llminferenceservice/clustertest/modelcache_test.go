@@ -39,7 +39,9 @@ func TestServiceOnAModelCache(t *testing.T) {
 	assert.False(t, exists(&appsv1.Deployment{}, ns, "opt-kserve"), "no pod would find the whole model yet")
 
 	job := &batchv1.Job{}
-	eventually(t, "the download Job", func() bool { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "opt-download"}, job) == nil })
+	eventually(t, "the download Job", func() bool {
+		return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "opt-download"}, job) == nil
+	})
 	now := metav1.Now()
 	job.Status = batchv1.JobStatus{StartTime: &now, CompletionTime: &now, Succeeded: 1, Conditions: []batchv1.JobCondition{
 		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},

@@ -33,11 +33,12 @@ manifests) into the document's roles:
                 serval-config, its lease and the lease's Events);
   "cluster":    what is cluster-scoped by nature or granted by name
                 (CRDs, ClusterServingRuntimes, ClusterStorageContainers, Serval's own webhook
-                configurations, Knative's config-features ConfigMap);
+                configurations, Knative's config-features ConfigMap, nodes,
+                PersistentVolumes and the cluster-scoped model cache kinds);
   "namespaced": everything else, granted where InferenceServices are served.
 */ -}}
 {{- define "serval.rules" -}}
-{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "clusterstoragecontainers" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" "tokenreviews" "subjectaccessreviews" -}}
+{{- $clusterScoped := list "customresourcedefinitions" "clusterservingruntimes" "clusterstoragecontainers" "mutatingwebhookconfigurations" "validatingwebhookconfigurations" "tokenreviews" "subjectaccessreviews" "nodes" "persistentvolumes" "localmodelcaches" "localmodelcaches/status" "localmodelcaches/finalizers" "localmodelnodegroups" "localmodelnodegroups/status" "localmodelnodes" -}}
 {{- $own := list -}}
 {{- $cluster := list -}}
 {{- $namespaced := list -}}

@@ -48,8 +48,8 @@ type StorageContainerSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	SupportedURIFormats []SupportedURIFormat `json:"supportedUriFormats"`
 	// WorkloadType is where the container runs: initContainer (in the
-	// model's pods), or localModelDownloadJob (KServe's local model cache,
-	// which Serval does not serve yet; such a container is never chosen).
+	// model's pods), or localModelDownloadJob (in the download Jobs of the
+	// model caches, never in a model's pods).
 	// +kubebuilder:default=initContainer
 	// +kubebuilder:validation:Enum=initContainer;localModelDownloadJob
 	// +optional

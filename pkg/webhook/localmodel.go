@@ -51,12 +51,12 @@ var (
 
 // ValidateCreate implements admission.Validator.
 func (w LocalModelCache) ValidateCreate(ctx context.Context, c *v1alpha1.LocalModelCache) (admission.Warnings, error) {
-	return nil, w.Caches.validate(ctx, c, nil)
+	return w.Caches.validate(ctx, c, nil)
 }
 
 // ValidateUpdate implements admission.Validator.
 func (w LocalModelCache) ValidateUpdate(ctx context.Context, old, c *v1alpha1.LocalModelCache) (admission.Warnings, error) {
-	return nil, w.Caches.validate(ctx, c, &old.Spec)
+	return w.Caches.validate(ctx, c, &old.Spec)
 }
 
 // ValidateDelete implements admission.Validator: a cache a service mounts
@@ -67,12 +67,12 @@ func (w LocalModelCache) ValidateDelete(ctx context.Context, c *v1alpha1.LocalMo
 
 // ValidateCreate implements admission.Validator.
 func (w LocalModelNamespaceCache) ValidateCreate(ctx context.Context, c *v1alpha1.LocalModelNamespaceCache) (admission.Warnings, error) {
-	return nil, w.Caches.validate(ctx, c, nil)
+	return w.Caches.validate(ctx, c, nil)
 }
 
 // ValidateUpdate implements admission.Validator.
 func (w LocalModelNamespaceCache) ValidateUpdate(ctx context.Context, old, c *v1alpha1.LocalModelNamespaceCache) (admission.Warnings, error) {
-	return nil, w.Caches.validate(ctx, c, &old.Spec.LocalModelCacheSpec)
+	return w.Caches.validate(ctx, c, &old.Spec.LocalModelCacheSpec)
 }
 
 // ValidateDelete implements admission.Validator.
@@ -85,22 +85,25 @@ func kindOf(c v1alpha1.ModelCache) schema.GroupKind {
 }
 
 // validate checks a cache: a URI a download Job can fetch, a positive
-// size, a URI no other cluster cache has (KServe's rule), groups that
-// exist, and room on each of them, the other caches' models counted. An
-// update that changes neither the size nor the groups is not refused for
-// the room (a group's limit may have been lowered since).
-func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, old *v1alpha1.LocalModelCacheSpec) error {
+// size, a URI no other cluster cache has (KServe's rule), and room on each
+// of its groups, the other caches' models counted. A group that does not
+// exist refuses a namespace cache (KServe's rule) and warns for a cluster
+// cache, which KServe admits (a group applied after its caches then checks
+// the room). An update that changes neither the size nor the groups is not
+// refused for the room (a group's limit may have been lowered since).
+func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, old *v1alpha1.LocalModelCacheSpec) (admission.Warnings, error) {
 	if c.GetDeletionTimestamp() != nil {
-		return nil
+		return nil, nil
 	}
 	spec := c.CacheSpec()
 	if old != nil && apiequality.Semantic.DeepEqual(*old, *spec) {
-		return nil
+		return nil, nil
 	}
+	var warnings admission.Warnings
 	var errs field.ErrorList
 	path := field.NewPath("spec")
 	if msg, err := l.checkURI(ctx, spec.SourceModelUri); err != nil {
-		return err
+		return nil, err
 	} else if msg != "" {
 		errs = append(errs, field.Invalid(path.Child("sourceModelUri"), spec.SourceModelUri, msg))
 	}
@@ -109,7 +112,7 @@ func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, o
 	}
 	caches, err := localmodel.ListCaches(ctx, l.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	self := v1alpha1.StatusKey(c.GetNamespace(), c.GetName())
 	if c.GetNamespace() == "" {
@@ -125,11 +128,14 @@ func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, o
 		g := &v1alpha1.LocalModelNodeGroup{}
 		err := l.Reader.Get(ctx, client.ObjectKey{Name: name}, g)
 		switch {
+		case apierrors.IsNotFound(err) && c.GetNamespace() == "":
+			warnings = append(warnings, fmt.Sprintf("spec.nodeGroups[%d]: no LocalModelNodeGroup named %s yet: the cache waits for it (NodeGroupNotFound)", i, name))
+			continue
 		case apierrors.IsNotFound(err):
 			errs = append(errs, field.NotFound(path.Child("nodeGroups").Index(i), name))
 			continue
 		case err != nil:
-			return err
+			return nil, err
 		}
 		if !roomChanged {
 			continue
@@ -139,9 +145,9 @@ func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, o
 		}
 	}
 	if len(errs) == 0 {
-		return nil
+		return warnings, nil
 	}
-	return apierrors.NewInvalid(kindOf(c), c.GetName(), errs)
+	return warnings, apierrors.NewInvalid(kindOf(c), c.GetName(), errs)
 }
 
 // checkURI says why a download Job cannot fetch uri, or "": it must be a
@@ -263,8 +269,9 @@ func (w LocalModelNodeGroup) ValidateDelete(ctx context.Context, g *v1alpha1.Loc
 }
 
 // validate checks a group: a hostPath or local volume (the node agent reads
-// the models on each node's disk), a positive limit, and, on update, a
-// limit still above what its caches take.
+// the models on each node's disk), a positive limit, and a limit at least
+// what the caches that name it take (on update, when it is lowered; on
+// create, for caches applied before it).
 func (w LocalModelNodeGroup) validate(ctx context.Context, g *v1alpha1.LocalModelNodeGroup, old *v1alpha1.LocalModelNodeGroup) error {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -277,7 +284,7 @@ func (w LocalModelNodeGroup) validate(ctx context.Context, g *v1alpha1.LocalMode
 	if g.Spec.StorageLimit.Sign() <= 0 {
 		errs = append(errs, field.Invalid(spec.Child("storageLimit"), g.Spec.StorageLimit.String(), "must be more than 0"))
 	}
-	if old != nil && g.Spec.StorageLimit.Cmp(old.Spec.StorageLimit) < 0 {
+	if old == nil || g.Spec.StorageLimit.Cmp(old.Spec.StorageLimit) < 0 {
 		caches, err := localmodel.ListCaches(ctx, w.Caches.Reader)
 		if err != nil {
 			return err

@@ -64,9 +64,20 @@ func TestModelCacheAdmission(t *testing.T) {
 	err = create(cacheYAML("adm-twice", "hf://meta/llama", "1Gi", "adm-gpu"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "LocalModelCache adm-llama already caches it")
-	err = create(cacheYAML("adm-nogroup", "hf://org/x", "1Gi", "adm-missing"))
+	// A cluster cache may come before its group (KServe admits it); the
+	// group then checks the room.
+	require.NoError(t, create(cacheYAML("adm-early", "hf://org/early", "70Gi", "adm-later")))
+	err = create(groupYAML("adm-later", "50Gi", "hostPath: {path: /models}"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "its caches take 70Gi (adm-early: 70Gi)")
+	err = create("apiVersion: serving.serval.dev/v1alpha1\nkind: LocalModelNamespaceCache\nmetadata:\n  name: adm-nogroup\n  namespace: default\n" +
+		"spec:\n  sourceModelUri: hf://org/x\n  modelSize: 1Gi\n  nodeGroups: [adm-missing]\n")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `spec.nodeGroups[0]: Not found: "adm-missing"`)
+	err = create("apiVersion: serving.serval.dev/v1alpha1\nkind: LocalModelNamespaceCache\nmetadata:\n  name: adm-both\n  namespace: default\n" +
+		"spec:\n  sourceModelUri: hf://org/x\n  modelSize: 1Gi\n  nodeGroups: [adm-gpu]\n  pvcRef: models\n")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "set exactly one of pvcRef and nodeGroups")
 
 	// The group may not shrink below its caches, nor go while they use it.
 	g := &v1alpha1.LocalModelNodeGroup{}

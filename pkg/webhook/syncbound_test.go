@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,11 +39,15 @@ func TestCacheSyncBound(t *testing.T) {
 		var role rbacv1.ClusterRole
 		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
 		for _, r := range role.Rules {
-			if len(r.Resources) == 1 && r.Resources[0] == "pods" {
+			if slices.Contains(r.APIGroups, "") && slices.Contains(r.Resources, "pods") {
 				// Without list and watch: client-go's informers start with a
 				// watch that streams the initial list when the API server
 				// offers it, and fall back to a list.
-				r.Verbs = []string{"get"}
+				rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
+				r.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return res == "pods" })
+				if len(r.Resources) == 0 {
+					continue
+				}
 			}
 			rules = append(rules, r)
 		}

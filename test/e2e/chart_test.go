@@ -79,7 +79,7 @@ func TestChartRendersObjectsTheAPIServerAccepts(t *testing.T) {
 	}
 
 	crds := render(t, "charts/serval-crds")
-	require.Len(t, crds, 7)
+	require.Len(t, crds, 11)
 	for _, crd := range crds {
 		assert.Equal(t, "keep", crd.GetAnnotations()["helm.sh/resource-policy"], "uninstall keeps %s", crd.GetName())
 		apply(t, crd)

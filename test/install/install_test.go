@@ -58,6 +58,12 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	require.NoError(t, dev.ApplyFile(ctx, sb.Client, filepath.Join(root, "config/dev/knative-config-features.yaml"), ""))
 	const ns = "samples"
 	createNamespace(t, sb, ns)
+	// The model cache sample's download Jobs run there; its node agents
+	// run here (kwok runs no container), their Jobs completed by kwok.
+	createNamespace(t, sb, "serval-localmodel-jobs")
+	playCtx, stopPlaying := context.WithCancel(ctx)
+	defer stopPlaying()
+	go sb.PlayNodeAgents(playCtx, t.TempDir(), releaseNamespace)
 	names := applySamples(t, sb, ns)
 	require.GreaterOrEqual(t, len(names), 18, "one InferenceService per sample")
 	for _, name := range names {

@@ -85,9 +85,8 @@ var CacheChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	if o.GetGeneration() != n.GetGeneration() || (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil) {
 		return true
 	}
-	ok1, _, _ := CacheReady(o)
+	ok1, r1, m1 := CacheReady(o)
 	ok2, r2, m2 := CacheReady(n)
-	_, r1, m1 := CacheReady(o)
 	return ok1 != ok2 || r1 != r2 || m1 != m2
 }}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -199,7 +200,7 @@ func (r *Reconciler) syncNodes(ctx context.Context, c v1alpha1.ModelCache, group
 			copies = append(copies, copyState{node: n, status: v1alpha1.NodeNotReady})
 		}
 	}
-	slices.SortFunc(copies, func(a, b copyState) int { return cmpString(a.node, b.node) })
+	slices.SortFunc(copies, func(a, b copyState) int { return strings.Compare(a.node, b.node) })
 	return copies, nil
 }
 
@@ -340,14 +341,4 @@ func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
 		}
 	}
 	return nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

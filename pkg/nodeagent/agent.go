@@ -398,6 +398,10 @@ func (a *Agent) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, entrie
 		}
 		next.Disks[a.Group] = v1alpha1.LocalModelDisk{Available: *roundedGi(free), Capacity: *roundedGi(total)}
 	}
+	// As read back: an empty map is not stored.
+	if len(next.ModelStatus) == 0 {
+		next.ModelStatus, next.Models = nil, nil
+	}
 	if reflect.DeepEqual(next, &lmn.Status) {
 		return nil
 	}

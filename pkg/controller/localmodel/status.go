@@ -72,6 +72,9 @@ func cacheStatus(copies []copyState, missingGroups []string, users users, genera
 		}
 	}
 	st.ModelCopies = counts
+	if len(st.NodeStatus) == 0 {
+		st.NodeStatus = nil // as read back: an empty map is not stored
+	}
 	cond := metav1.Condition{Type: ConditionReady, ObservedGeneration: generation}
 	switch {
 	case len(missingGroups) > 0:

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,6 +189,29 @@ func TestModelCacheLifecycle(t *testing.T) {
 		mc := getISVC(t, ns, "llm").Status.Components[v1beta1.PredictorComponent].ModelCache
 		return mc != nil && *mc == v1beta1.ModelCacheRef{Kind: "LocalModelCache", Name: "llama", NodeGroup: "mc"}
 	})
+
+	// At steady state a reconcile writes nothing: not the cache's status,
+	// not a node's list.
+	rv := func() string { return getCache(t, "llama").ResourceVersion }
+	lmnRV := func() string {
+		lmn := &v1alpha1.LocalModelNode{}
+		require.NoError(t, k8s.Get(ctx, types.NamespacedName{Name: "mc-n1"}, lmn))
+		return lmn.ResourceVersion
+	}
+	eventually(t, "settled", func() bool {
+		before := rv()
+		time.Sleep(500 * time.Millisecond)
+		return rv() == before
+	})
+	cacheRV, nodeRV, done := rv(), lmnRV(), reconciles.Of("localmodelcache", "", "llama")
+	n3 := &corev1.Node{}
+	require.NoError(t, k8s.Get(ctx, types.NamespacedName{Name: "mc-n3"}, n3))
+	n3.Labels["zone"] = "b"
+	require.NoError(t, k8s.Update(ctx, n3))
+	eventually(t, "a reconcile", func() bool { return reconciles.Of("localmodelcache", "", "llama") > done })
+	time.Sleep(time.Second)
+	assert.Equal(t, cacheRV, rv(), "the cache is not written at steady state")
+	assert.Equal(t, nodeRV, lmnRV(), "nor a node's list")
 
 	// A node that leaves the group loses its entry.
 	n2 := &corev1.Node{}

@@ -78,3 +78,18 @@ func joinErrors(errs []KeyError) string {
 
 // Describe joins key errors into one message for a condition.
 func Describe(errs []KeyError) string { return joinErrors(errs) }
+
+// InForce returns the config in force, or the defaults while no valid
+// ConfigMap has been read: for the controllers whose keys are few and
+// whose users see a problem in the manager's Events (the model caches and
+// their agents), rather than stop.
+func (s *Store) InForce(ctx context.Context) (*Config, error) {
+	cfg, _, err := s.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return Default(), nil
+	}
+	return cfg, nil
+}

@@ -65,12 +65,9 @@ func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	if req.Name != a.Node {
 		return ctrl.Result{}, nil
 	}
-	cfg, _, err := a.Config.Snapshot(ctx)
+	cfg, err := a.Config.InForce(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if cfg == nil {
-		cfg = config.Default()
 	}
 	lmn := &v1alpha1.LocalModelNode{}
 	if err := a.Client.Get(ctx, req.NamespacedName, lmn); err != nil {

@@ -97,6 +97,7 @@ func TestChartRendersObjectsTheAPIServerAccepts(t *testing.T) {
 		"own certificate Secret": {[]string{"--set", "webhook.certMode=external", "--set", "webhook.certManager.enabled=false", "--set", "webhook.certSecret=mine"}, nil},
 		"namespace-scoped, three replicas": {[]string{"--set", "watchNamespaces={team-a}", "--set", "replicas=3"},
 			[]string{"Role", "RoleBinding", "PodDisruptionBudget"}},
+		"the model caches' node agent": {[]string{"--set", "localModel.enabled=true"}, []string{"Namespace", "ServiceAccount", "ClusterRoleBinding"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, "charts/serval", tc.args...)

@@ -2,6 +2,7 @@ package localmodel
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,20 +62,11 @@ func (c *Caches) All() []v1alpha1.ModelCache {
 	for i := range c.Cluster {
 		out = append(out, &c.Cluster[i])
 	}
-	for _, ns := range sortedKeys(c.Namespaced) {
+	for _, ns := range slices.Sorted(maps.Keys(c.Namespaced)) {
 		for i := range c.Namespaced[ns] {
 			out = append(out, &c.Namespaced[ns][i])
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

@@ -50,12 +50,9 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if g.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	cfg, _, err := r.Config.Snapshot(ctx)
+	cfg, err := r.Config.InForce(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if cfg == nil {
-		cfg = config.Default()
 	}
 	var objs []apply.Object
 	if cfg.LocalModel.AgentEnabled {

@@ -79,12 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	cfg, _, err := r.Config.Snapshot(ctx)
+	cfg, err := r.Config.InForce(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if cfg == nil {
-		cfg = config.Default()
 	}
 	if nc, ok := c.(*v1alpha1.LocalModelNamespaceCache); ok && nc.Spec.PVCRef != "" {
 		return r.reconcileClaim(ctx, nc, cfg)

@@ -1,6 +1,7 @@
 package children
 
 import (
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -35,7 +36,7 @@ func Volumes(c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNa
 		labels := map[string]string{CacheLabel: c.GetName()}
 		out = append(out, Volume{Group: spec, VolumeName: DownloadVolumeName(c.GetName(), g.Name),
 			Claim: types.NamespacedName{Namespace: jobNamespace, Name: claim}, Labels: labels, VolumeOwner: ref, ClaimOwner: ref})
-		for _, ns := range sortedKeys(byNamespace) {
+		for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
 			if ns == jobNamespace || !slices.Contains(byNamespace[ns], g.Name) {
 				// In the Jobs' namespace the services mount the download
 				// claim.
@@ -45,14 +46,5 @@ func Volumes(c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNa
 				Claim: types.NamespacedName{Namespace: ns, Name: claim}, Labels: labels, VolumeOwner: ref, ClaimOwner: ref})
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

@@ -171,11 +171,21 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 		}
 		return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: prev.detail.Attempts}}, nil
 	case latest != nil && !jobFinished(latest):
-		st := v1alpha1.ModelDownloadPending
-		if ptrValue(latest.Status.Ready) > 0 || latest.Status.Active > 0 {
-			st = v1alpha1.ModelDownloading
+		st := modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}
+		if ptrValue(latest.Status.Ready) > 0 {
+			st.status = v1alpha1.ModelDownloading
+			return st, nil
 		}
-		return modelState{status: st, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}, nil
+		// Not running yet: say why, when its pod cannot be scheduled or
+		// its image not pulled.
+		pods := &corev1.PodList{}
+		if err := a.Reader.List(ctx, pods, client.InNamespace(latest.Namespace), client.MatchingLabels{"job-name": latest.Name}); err == nil {
+			st.detail.Reason, st.detail.Message = waitingReason(pods.Items)
+		}
+		if st.detail.Reason == "" && latest.Status.Active > 0 {
+			st.status = v1alpha1.ModelDownloading
+		}
+		return st, nil
 	}
 	// No copy and no Job running: the latest failed, or succeeded without
 	// leaving the model on this disk, or there is none.
@@ -479,4 +489,23 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.LocalModelNode{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Complete(a)
+}
+
+// waitingReason is why a download pod is not running: its scheduling
+// failure, or its container's waiting reason (an image that cannot be
+// pulled); "" when it is on its way.
+func waitingReason(pods []corev1.Pod) (reason, message string) {
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+				return c.Reason, fmt.Sprintf("pod %s: %s", p.Name, c.Message)
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+				return w.Reason, fmt.Sprintf("pod %s: container %s: %s", p.Name, cs.Name, w.Message)
+			}
+		}
+	}
+	return "", ""
 }

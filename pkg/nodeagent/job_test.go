@@ -46,3 +46,31 @@ func TestJobGolden(t *testing.T) {
 	_, err := Job(JobInputs{Entry: v1alpha1.LocalModelInfo{SourceModelUri: "pvc://claim/model", ModelName: "x", NodeGroup: "gpu"}, Node: "n", Initializer: init})
 	require.ErrorContains(t, err, "not downloaded by the storage initializer")
 }
+
+func TestWaitingReason(t *testing.T) {
+	pod := func(st corev1.PodStatus) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "dl"}, Status: st}
+	}
+	cases := []struct {
+		name            string
+		pods            []corev1.Pod
+		reason, message string
+	}{
+		{"unschedulable", []corev1.Pod{pod(corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/3 nodes are available: 1 node(s) had untolerated taint"}}})},
+			"Unschedulable", "pod dl: 0/3 nodes are available: 1 node(s) had untolerated taint"},
+		{"image", []corev1.Pod{pod(corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "download", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "back-off pulling image"}}}}})},
+			"ImagePullBackOff", "pod dl: container download: back-off pulling image"},
+		{"on its way", []corev1.Pod{pod(corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "download", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}})}, "", ""},
+		{"no pod yet", nil, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, message := waitingReason(tc.pods)
+			require.Equal(t, tc.reason, reason)
+			require.Equal(t, tc.message, message)
+		})
+	}
+}

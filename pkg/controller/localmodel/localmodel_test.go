@@ -130,6 +130,8 @@ func TestCacheStatus(t *testing.T) {
 			nil, ReasonDownloading, "1 of 2 nodes hold the model; waiting for b Downloading"},
 		{"failed", []copyState{{node: "a", status: v1alpha1.NodeDownloadError, detail: v1alpha1.LocalModelDetail{Reason: "BackoffLimitExceeded", Message: "404 Not Found", Attempts: 3}}},
 			nil, ReasonDownloadFailed, "0 of 1 nodes hold the model; the download failed on a (BackoffLimitExceeded: 404 Not Found, after 3 attempts)"},
+		{"a pod that cannot run", []copyState{{node: "a", status: v1alpha1.NodeDownloadPending, detail: v1alpha1.LocalModelDetail{Reason: "ImagePullBackOff", Message: "pod dl: container download: back-off"}}},
+			nil, ReasonDownloading, "0 of 1 nodes hold the model; waiting for a DownloadPending (ImagePullBackOff: pod dl: container download: back-off)"},
 		{"no nodes", nil, nil, ReasonNoNodes, "no node matches the node affinity of its node groups"},
 		{"missing group", nil, []string{"tpu"}, ReasonNodeGroupNotFound, "no LocalModelNodeGroup named tpu"},
 	}

@@ -68,7 +68,12 @@ func cacheStatus(copies []copyState, missingGroups []string, users users, genera
 			failed = append(failed, fmt.Sprintf("%s (%s, after %d attempts)", c.node, why, c.detail.Attempts))
 		case v1alpha1.NodeNotReady:
 		default:
-			pending = append(pending, c.node+" "+strings.TrimPrefix(string(c.status), "Node"))
+			p := c.node + " " + strings.TrimPrefix(string(c.status), "Node")
+			if c.detail.Reason != "" {
+				// A pod that cannot run: unschedulable, its image not pulled.
+				p += fmt.Sprintf(" (%s: %s)", c.detail.Reason, c.detail.Message)
+			}
+			pending = append(pending, p)
 		}
 	}
 	st.ModelCopies = counts

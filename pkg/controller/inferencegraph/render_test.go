@@ -1,7 +1,6 @@
 package inferencegraph_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -84,14 +82,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err)
 			objs, err := registry.Mode(tc.mode).Objects(comp)
 			require.NoError(t, err)
-			var out strings.Builder
-			for _, o := range objs {
-				data, err := yaml.Marshal(o.Spec)
-				require.NoError(t, err)
-				out.WriteString("---\n")
-				out.Write(data)
-			}
-			golden.Check(t, "router-"+tc.name, []byte(out.String()))
+			golden.Check(t, "router-"+tc.name, golden.Objects(t, objs))
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package ingress_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -57,14 +55,7 @@ func render(t *testing.T, b ingress.Router, p *ingress.Plan) []byte {
 	t.Helper()
 	objs, err := b.Objects(p)
 	require.NoError(t, err)
-	var out strings.Builder
-	for _, o := range objs {
-		data, err := yaml.Marshal(o.Spec)
-		require.NoError(t, err)
-		out.WriteString("---\n")
-		out.Write(data)
-	}
-	return []byte(out.String())
+	return golden.Objects(t, objs)
 }
 
 func TestGolden(t *testing.T) {

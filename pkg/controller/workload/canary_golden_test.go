@@ -1,17 +1,16 @@
 package workload_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
@@ -40,16 +39,11 @@ func TestCanaryGolden(t *testing.T) {
 
 func renderAll(t *testing.T, comps ...*components.Component) []byte {
 	t.Helper()
-	var out strings.Builder
+	var all []apply.Object
 	for _, c := range comps {
 		objs, err := standard.Mode{}.Objects(c)
 		require.NoError(t, err)
-		for _, o := range objs {
-			data, err := yaml.Marshal(o.Spec)
-			require.NoError(t, err)
-			out.WriteString("---\n")
-			out.Write(data)
-		}
+		all = append(all, objs...)
 	}
-	return []byte(out.String())
+	return golden.Objects(t, all)
 }

@@ -3,7 +3,6 @@ package workload_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -101,14 +100,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err)
 			objs, err := tc.builder.Objects(comps[0])
 			require.NoError(t, err)
-			var out strings.Builder
-			for _, o := range objs {
-				data, err := yaml.Marshal(o.Spec)
-				require.NoError(t, err)
-				out.WriteString("---\n")
-				out.Write(data)
-			}
-			golden.Check(t, tc.name, []byte(out.String()))
+			golden.Check(t, tc.name, golden.Objects(t, objs))
 		})
 	}
 }
@@ -137,14 +129,7 @@ func TestMultiNodeGolden(t *testing.T) {
 	require.NoError(t, err)
 	objs, err := standard.Mode{}.Objects(comps[0])
 	require.NoError(t, err)
-	var out strings.Builder
-	for _, o := range objs {
-		data, err := yaml.Marshal(o.Spec)
-		require.NoError(t, err)
-		out.WriteString("---\n")
-		out.Write(data)
-	}
-	golden.Check(t, "standard-multinode", []byte(out.String()))
+	golden.Check(t, "standard-multinode", golden.Objects(t, objs))
 }
 
 // TestModelCacheGolden renders a predictor whose model a cache holds, in
@@ -182,14 +167,7 @@ func TestModelCacheGolden(t *testing.T) {
 			require.Equal(t, mc.Ref, *comps[0].ModelCache)
 			objs, err := tc.mode.Objects(comps[0])
 			require.NoError(t, err)
-			var out strings.Builder
-			for _, o := range objs {
-				data, err := yaml.Marshal(o.Spec)
-				require.NoError(t, err)
-				out.WriteString("---\n")
-				out.Write(data)
-			}
-			golden.Check(t, tc.name, []byte(out.String()))
+			golden.Check(t, tc.name, golden.Objects(t, objs))
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package children
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -40,17 +38,6 @@ func gpuGroup() *v1alpha1.LocalModelNodeGroup {
 	}
 }
 
-func render(t *testing.T, objs []apply.Object) []byte {
-	var out strings.Builder
-	for _, o := range objs {
-		data, err := yaml.Marshal(o.Spec)
-		require.NoError(t, err)
-		out.WriteString("---\n")
-		out.Write(data)
-	}
-	return []byte(out.String())
-}
-
 func volumesOf(t *testing.T, vols []Volume) []apply.Object {
 	var objs []apply.Object
 	for _, v := range vols {
@@ -69,11 +56,11 @@ func TestVolumesGolden(t *testing.T) {
 	c := &v1alpha1.LocalModelCache{ObjectMeta: metav1.ObjectMeta{Name: "llama3-8b", UID: "cache-uid"},
 		Spec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "hf://meta-llama/Meta-Llama-3-8B", ModelSize: resource.MustParse("16Gi"), NodeGroups: []string{"gpu"}}}
 	vols := Volumes(c, []*v1alpha1.LocalModelNodeGroup{gpuGroup()}, map[string][]string{"team-a": {"gpu"}, "serval-localmodel-jobs": {"gpu"}}, "serval-localmodel-jobs")
-	golden.Check(t, "cluster-cache-volumes", render(t, volumesOf(t, vols)))
+	golden.Check(t, "cluster-cache-volumes", golden.Objects(t, volumesOf(t, vols)))
 
 	nc := &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: "bert", Namespace: "team-b", UID: "ns-cache-uid"},
 		Spec: v1alpha1.LocalModelNamespaceCacheSpec{LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"gpu"}}}}
-	golden.Check(t, "namespace-cache-volumes", render(t, volumesOf(t, Volumes(nc, []*v1alpha1.LocalModelNodeGroup{gpuGroup()}, nil, "serval-localmodel-jobs"))))
+	golden.Check(t, "namespace-cache-volumes", golden.Objects(t, volumesOf(t, Volumes(nc, []*v1alpha1.LocalModelNodeGroup{gpuGroup()}, nil, "serval-localmodel-jobs"))))
 }
 
 // TestAgentGolden renders a group's node agent: on the group's nodes, with
@@ -81,7 +68,7 @@ func TestVolumesGolden(t *testing.T) {
 func TestAgentGolden(t *testing.T) {
 	ds, err := Agent(AgentInputs{Group: gpuGroup(), Namespace: "serval-system", Image: "ghcr.io/serval-dev/serval-manager:v1.0.0"})
 	require.NoError(t, err)
-	golden.Check(t, "agent-daemonset", render(t, []apply.Object{ds}))
+	golden.Check(t, "agent-daemonset", golden.Objects(t, []apply.Object{ds}))
 
 	nfs := gpuGroup()
 	nfs.Spec.PersistentVolumeSpec.Local = nil

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -194,12 +195,18 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 		failure.Reason, failure.Message = a.whyFailed(ctx, latest)
 	}
 	if attempts >= cfg.LocalModel.MaxDownloadAttempts {
+		if prev.status != v1alpha1.ModelDownloadError {
+			a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, "DownloadFailed", "Download", "%s: %s after %d attempts: %s",
+				e.StatusKey(), failure.Reason, attempts, failure.Message)
+		}
 		return modelState{status: v1alpha1.ModelDownloadError, detail: failure}, nil
 	}
 	job, err := a.launch(ctx, lmn, e, cfg)
 	if err != nil {
 		return modelState{}, err
 	}
+	a.Recorder.Eventf(lmn, job, corev1.EventTypeNormal, "Downloading", "Download", "%s from %s: Job %s/%s, attempt %d of %d",
+		e.StatusKey(), e.SourceModelUri, job.Namespace, job.Name, attempts+1, cfg.LocalModel.MaxDownloadAttempts)
 	a.remember(e.StatusKey(), job.Name)
 	failure.Attempts++
 	st := modelState{status: v1alpha1.ModelDownloadPending, detail: failure}
@@ -371,6 +378,8 @@ func (a *Agent) removeUnwanted(ctx context.Context, entries []v1alpha1.LocalMode
 		if err := a.Disk.Remove(k); err != nil {
 			return fmt.Errorf("delete the model folder %s: %w", k, err)
 		}
+		a.Recorder.Eventf(&v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: a.Node}}, nil, corev1.EventTypeNormal, "Deleted", "Delete",
+			"deleted the folder models/%s of node group %s: no cache keeps it", k, a.Group)
 	}
 	return nil
 }

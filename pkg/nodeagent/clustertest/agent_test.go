@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -240,6 +241,24 @@ func TestAgent(t *testing.T) {
 	assert.False(t, other, "another group's model is its own agent's")
 	disk := lmn(t).Status.Disks[group]
 	assert.NotZero(t, disk.Capacity.Value(), "the disk's space reported")
+
+	// Events say what the agent did, on the node's LocalModelNode.
+	eventually(t, "the Events", func() bool {
+		evs := &eventsv1.EventList{}
+		if err := k8s.List(ctx, evs); err != nil {
+			return false
+		}
+		reasons := map[string]int{}
+		for _, ev := range evs.Items {
+			if ev.Regarding.Kind == "LocalModelNode" && ev.Regarding.Name == node {
+				reasons[ev.Reason]++
+				if ev.Reason == "DownloadFailed" && !strings.Contains(ev.Note, "broken: BackoffLimitExceeded after 3 attempts") {
+					return false
+				}
+			}
+		}
+		return reasons["Downloading"] >= 4 && reasons["DownloadFailed"] == 1
+	})
 
 	// Taken off the list: its folder and its Jobs go, and its report.
 	n := lmn(t)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/storage"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // ConfigMapName is the name of Serval's ConfigMap, in the manager's namespace.
@@ -44,6 +45,11 @@ type Config struct {
 	// LocalModel configures the model caches and their node agent (keys
 	// localModel.*; KServe's localModel).
 	LocalModel LocalModel
+	// Templates bound the rendering of every template string a user
+	// writes: a runtime's command, args and env, an LLMInferenceService's
+	// and its presets' fields (keys templates.maxOutputBytes,
+	// templates.maxSteps, templates.maxRangeIterations).
+	Templates strtemplate.Limits
 }
 
 // LocalModel configures the model caches (LocalModelCache and its kinds).
@@ -225,6 +231,9 @@ var Defaults = map[string]string{
 	"localModel.maxDownloadAttempts":                  "3",
 	"localModel.fsGroup":                              "1000",
 	"localModel.reconcilationFrequencyInSecs":         "60",
+	"templates.maxOutputBytes":                        "64Ki",
+	"templates.maxSteps":                              "100000",
+	"templates.maxRangeIterations":                    "10000",
 	"router.image":                                    "",
 	"router.cpuRequest":                               "100m",
 	"router.cpuLimit":                                 "1",
@@ -296,6 +305,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 		Limits: p.routerLimits()}
 	cfg.LLMAutoscaling = p.llmAutoscaling()
 	cfg.LocalModel = p.localModel()
+	cfg.Templates = p.templateLimits()
 	p.rejectUnknown()
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -344,6 +354,19 @@ func (p *parser) localModel() LocalModel {
 		l.FSGroup = n
 	}
 	return l
+}
+
+// templateLimits reads the bounds of template rendering; the output bound
+// is at most 16Mi, so that no setting lets one string cost the manager
+// more than a small part of its memory.
+func (p *parser) templateLimits() strtemplate.Limits {
+	const prefix = "templates."
+	out := p.bytes(prefix + "maxOutputBytes")
+	if out > 16<<20 {
+		p.fail(prefix+"maxOutputBytes", p.value(prefix+"maxOutputBytes"), "is over 16Mi")
+	}
+	return strtemplate.Limits{MaxOutputBytes: int(out), MaxSteps: p.positive(prefix + "maxSteps"),
+		MaxRangeIterations: p.positive(prefix + "maxRangeIterations")}
 }
 
 func (p *parser) fail(key, value, problem string) {

@@ -22,6 +22,7 @@ type state struct {
 	// noValue reads a missing map key as no value (text/template's
 	// default) rather than as an error (missingkey=error).
 	noValue bool
+	budget  budget
 }
 
 type variable struct {
@@ -67,13 +68,16 @@ func (s *state) varValue(node parse.Node, name string) (any, error) {
 }
 
 func (s *state) walk(dot any, node parse.Node) error {
+	if err := s.step(node, 1); err != nil {
+		return err
+	}
 	switch node := node.(type) {
 	case *parse.ActionNode:
 		val, err := s.evalPipeline(dot, node.Pipe)
 		if err != nil || len(node.Pipe.Decl) > 0 {
 			return err
 		}
-		s.print(val)
+		return s.print(node, val)
 	case *parse.BreakNode:
 		return errBreak
 	case *parse.ContinueNode:
@@ -92,6 +96,9 @@ func (s *state) walk(dot any, node parse.Node) error {
 	case *parse.RangeNode:
 		return s.walkRange(dot, node)
 	case *parse.TextNode:
+		if err := s.grow(node, len(node.Text)); err != nil {
+			return err
+		}
 		s.out.Write(node.Text)
 	default:
 		return s.errorf(node, "unsupported node %s", node)
@@ -129,12 +136,18 @@ func upTo[N int | uint8](n N) iter.Seq2[any, any] {
 // condition, and reaches a function as nil.
 type noValue struct{}
 
-func (s *state) print(v any) {
-	if _, none := v.(noValue); v == nil || none {
-		s.out.WriteString("<no value>")
-		return
+func (s *state) print(node parse.Node, v any) error {
+	text := "<no value>"
+	if _, none := v.(noValue); v != nil && !none {
+		// Every value is bounded before it gets here (strings by
+		// checkResult, maps by the data), so formatting it is too.
+		text = fmt.Sprint(v)
 	}
-	fmt.Fprint(&s.out, v)
+	if err := s.grow(node, len(text)); err != nil {
+		return err
+	}
+	s.out.WriteString(text)
+	return nil
 }
 
 func (s *state) walkIfOrWith(dot any, node *parse.BranchNode, with bool) error {
@@ -214,6 +227,9 @@ func (s *state) walkRange(dot any, r *parse.RangeNode) error {
 	ran := false
 	for index, elem := range elems {
 		ran = true
+		if err := s.iterate(r); err != nil {
+			return err
+		}
 		err := iteration(index, elem)
 		if errors.Is(err, errBreak) {
 			break
@@ -253,6 +269,9 @@ func (s *state) evalPipeline(dot any, pipe *parse.PipeNode) (any, error) {
 // evalCommand evaluates one command of a pipeline; final is the previous
 // command's value, passed as the last argument when hasFinal.
 func (s *state) evalCommand(dot any, cmd *parse.CommandNode, final any, hasFinal bool) (any, error) {
+	if err := s.step(cmd, 1); err != nil {
+		return nil, err
+	}
 	first := cmd.Args[0]
 	switch n := first.(type) {
 	case *parse.FieldNode:

@@ -1,6 +1,7 @@
 package strtemplate
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"text/template/parse"
@@ -48,6 +49,11 @@ func (s *state) evalFunction(dot any, fn *parse.IdentifierNode, args []parse.Nod
 		}
 		values[i] = v
 	}
+	if name == "print" || name == "printf" || name == "println" {
+		if err := s.checkFormatting(fn, name, values); err != nil {
+			return nil, s.limitOrCallError(fn, name, err)
+		}
+	}
 	var v any
 	var err error
 	if f, ok := s.funcs[name]; ok {
@@ -55,10 +61,23 @@ func (s *state) evalFunction(dot any, fn *parse.IdentifierNode, args []parse.Nod
 	} else {
 		v, err = call(name, values)
 	}
+	if err == nil {
+		err = s.checkResult(fn, name, v)
+	}
 	if err != nil {
-		return nil, s.errorf(fn, "error calling %s: %v", name, err)
+		return nil, s.limitOrCallError(fn, name, err)
 	}
 	return v, nil
+}
+
+// limitOrCallError passes a LimitError on as it is and words any other
+// error as text/template words a failed call.
+func (s *state) limitOrCallError(fn *parse.IdentifierNode, name string, err error) error {
+	var limit *LimitError
+	if errors.As(err, &limit) {
+		return err
+	}
+	return s.errorf(fn, "error calling %s: %v", name, err)
 }
 
 // arity is the number of arguments of the functions that take a fixed

@@ -48,8 +48,10 @@ type Funcs map[string]func(args []any) (any, error)
 
 // Template is a parsed template, safe for concurrent use.
 type Template struct {
-	tree  *parse.Tree
-	funcs Funcs
+	tree      *parse.Tree
+	funcs     Funcs
+	limits    Limits
+	allowance int
 }
 
 // functions are the names the parser accepts as functions (see funcs.go);
@@ -91,10 +93,11 @@ func ParseFuncs(name, text string, funcs Funcs) (*Template, error) {
 	if unsupported != nil {
 		return nil, unsupported
 	}
-	return &Template{tree: tree, funcs: funcs}, nil
+	return &Template{tree: tree, funcs: funcs, limits: DefaultLimits}, nil
 }
 
-// Execute renders the template over data; a missing key is an error.
+// Execute renders the template over data; a missing key is an error, and
+// so is passing one of the template's Limits (a *LimitError).
 func (t *Template) Execute(data Data) (string, error) {
 	return t.execute(data, false)
 }
@@ -107,7 +110,7 @@ func (t *Template) ExecuteNoValue(data Data) (string, error) {
 }
 
 func (t *Template) execute(data Data, noValue bool) (string, error) {
-	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}, noValue: noValue}
+	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}, noValue: noValue, budget: budget{limits: t.limits, allowance: t.allowance}}
 	if err := s.walk(data, t.tree.Root); err != nil {
 		return "", err
 	}

@@ -128,8 +128,11 @@ func validate(isvc *v1beta1.InferenceService, cfg *config.Config, scs []v1alpha1
 // and the hosts the domain template renders.
 func configRules(isvc *v1beta1.InferenceService, cfg *config.Config, scs []v1alpha1.ClusterStorageContainer) field.ErrorList {
 	errs := storageRules(&isvc.Spec.Predictor, field.NewPath("spec", "predictor"), scs)
+	errs = append(errs, predictorTemplateBombs(field.NewPath("spec", "predictor"), &isvc.Spec.Predictor, isvc, cfg.Templates)...)
 	for i := range isvc.Spec.Canary {
-		errs = append(errs, storageRules(&isvc.Spec.Canary[i].Predictor, field.NewPath("spec", "canary").Index(i).Child("predictor"), scs)...)
+		path := field.NewPath("spec", "canary").Index(i).Child("predictor")
+		errs = append(errs, storageRules(&isvc.Spec.Canary[i].Predictor, path, scs)...)
+		errs = append(errs, predictorTemplateBombs(path, &isvc.Spec.Canary[i].Predictor, isvc, cfg.Templates)...)
 	}
 	if v1beta1.IsClusterLocal(isvc) || cfg.Ingress.DisableIngressCreation || isvc.Namespace == "" {
 		return errs

@@ -5,9 +5,12 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // +kubebuilder:webhook:path=/mutate-serving-serval-dev-v1alpha2-llminferenceservice,mutating=true,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=llminferenceservices,verbs=create;update,versions=v1alpha2,name=llminferenceservice.default.serving.serval.dev,admissionReviewVersions=v1
@@ -17,7 +20,10 @@ import (
 // LLMInferenceService defaults and validates LLMInferenceServices: KServe's
 // defaults and rules, fields that do not decode or are unknown, and the
 // fields Serval does not implement yet, refused by name.
-type LLMInferenceService struct{}
+type LLMInferenceService struct {
+	// Config holds the template bounds (nil: the defaults).
+	Config *config.Store
+}
 
 var (
 	_ admission.Defaulter[*v1alpha2.LLMInferenceService] = LLMInferenceService{}
@@ -35,18 +41,18 @@ func (LLMInferenceService) Default(_ context.Context, svc *v1alpha2.LLMInference
 }
 
 // ValidateCreate implements admission.Validator.
-func (LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
-	return validateLLM(ctx, svc, nil)
+func (w LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+	return validateLLM(ctx, svc, nil, templateLimits(ctx, w.Config))
 }
 
 // ValidateUpdate implements admission.Validator. An update that leaves the
 // spec as it was (a label, a finalizer) is never refused for a rule the
 // object broke before.
-func (LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+func (w LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
 	if svc.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, svc.Spec) {
 		return nil, nil
 	}
-	return validateLLM(ctx, svc, old)
+	return validateLLM(ctx, svc, old, templateLimits(ctx, w.Config))
 }
 
 // ValidateDelete implements admission.Validator.
@@ -54,11 +60,12 @@ func (LLMInferenceService) ValidateDelete(context.Context, *v1alpha2.LLMInferenc
 	return nil, nil
 }
 
-func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
+func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, limits strtemplate.Limits) (admission.Warnings, error) {
 	if errs := strictErrors(ctx, svc); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
 	warnings, errs := v1alpha2.Validate(svc, prev)
+	errs = append(errs, llmTemplateBombs(svc, limits)...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
@@ -67,15 +74,24 @@ func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService) (
 
 // LLMInferenceServiceConfig validates presets: fields that do not decode or
 // are unknown, and the rules that hold of any part of a spec.
-type LLMInferenceServiceConfig struct{}
+type LLMInferenceServiceConfig struct {
+	// Config holds the template bounds (nil: the defaults).
+	Config *config.Store
+}
 
 var _ admission.Validator[*v1alpha2.LLMInferenceServiceConfig] = LLMInferenceServiceConfig{}
 
 // ValidateCreate implements admission.Validator.
-func (LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
 	errs := strictErrors(ctx, cfg)
 	if len(errs) == 0 {
 		errs = v1alpha2.ValidateConfig(cfg)
+	}
+	if len(errs) == 0 {
+		// A preset renders over each service that uses it; one named after
+		// the preset stands for them.
+		svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: cfg.Name, Namespace: cfg.Namespace}, Spec: cfg.Spec}
+		errs = llmTemplateBombs(svc, templateLimits(ctx, w.Config))
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha2.GroupVersion.WithKind("LLMInferenceServiceConfig").GroupKind(), cfg.Name, errs)

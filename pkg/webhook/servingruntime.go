@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // +kubebuilder:webhook:path=/validate-serving-serval-dev-v1alpha1-servingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=serving.serval.dev,resources=servingruntimes,verbs=create;update,versions=v1alpha1,name=servingruntime.validate.serving.serval.dev,admissionReviewVersions=v1
@@ -20,12 +22,16 @@ import (
 // other runtimes of their namespace.
 type ServingRuntime struct {
 	Reader client.Reader
+	// Config holds the template bounds (nil: the defaults).
+	Config *config.Store
 }
 
 // ClusterServingRuntime validates cluster runtimes against themselves and
 // the other cluster runtimes.
 type ClusterServingRuntime struct {
 	Reader client.Reader
+	// Config holds the template bounds (nil: the defaults).
+	Config *config.Store
 }
 
 var (
@@ -43,12 +49,13 @@ type peer struct {
 // no other runtime yet, every peer for an ambiguous auto-selection.
 // A spec that did not decode is reported alone: its other checks would only
 // see an empty spec.
-func validateRuntime(gk schema.GroupKind, name string, spec *v1alpha1.ServingRuntimeSpec, decoded bool, strictErrs field.ErrorList, peers []peer) error {
+func validateRuntime(gk schema.GroupKind, name string, spec *v1alpha1.ServingRuntimeSpec, decoded bool, strictErrs field.ErrorList, peers []peer, limits strtemplate.Limits) error {
 	errs := strictErrs
 	if !decoded {
 		return apierrors.NewInvalid(gk, name, errs)
 	}
 	errs = append(errs, v1alpha1.ValidateSpec(spec)...)
+	errs = append(errs, runtimeTemplateBombs(spec, limits)...)
 	for _, p := range peers {
 		if p.name == name {
 			continue
@@ -71,7 +78,7 @@ func (w *ServingRuntime) ValidateCreate(ctx context.Context, sr *v1alpha1.Servin
 	if err != nil {
 		return nil, err
 	}
-	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ServingRuntime").GroupKind(), sr.Name, &sr.Spec, sr.DecodeError == "", strictErrors(ctx, sr), peers)
+	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ServingRuntime").GroupKind(), sr.Name, &sr.Spec, sr.DecodeError == "", strictErrors(ctx, sr), peers, templateLimits(ctx, w.Config))
 }
 
 // ValidateUpdate implements admission.Validator.
@@ -106,7 +113,7 @@ func (w *ClusterServingRuntime) ValidateCreate(ctx context.Context, csr *v1alpha
 	for i := range list.Items {
 		peers[i] = peer{list.Items[i].Name, &list.Items[i].Spec}
 	}
-	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ClusterServingRuntime").GroupKind(), csr.Name, &csr.Spec, csr.DecodeError == "", strictErrors(ctx, csr), peers)
+	return nil, validateRuntime(v1alpha1.GroupVersion.WithKind("ClusterServingRuntime").GroupKind(), csr.Name, &csr.Spec, csr.DecodeError == "", strictErrors(ctx, csr), peers, templateLimits(ctx, w.Config))
 }
 
 // ValidateUpdate implements admission.Validator.

@@ -21,16 +21,16 @@ func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimi
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(isvc).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetAPIReader(), Config: store}).Complete(); err != nil {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{Limits: graphLimits}).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{Config: store}).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{Config: store}).Complete(); err != nil {
 		return err
 	}
 	caches := localModelCaches{Reader: mgr.GetAPIReader(), Services: mgr.GetClient()}
@@ -43,5 +43,5 @@ func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimi
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNodeGroup{}).WithValidator(LocalModelNodeGroup{Caches: caches}).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader()}).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader(), Config: store}).Complete()
 }

@@ -74,6 +74,12 @@ func TestBuildErrors(t *testing.T) {
 			return s
 		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
 			`predictor: container kserve-container args[3]: placeholder in "--x={{ .Name | js }}" does not parse (template: :1: function "js" not defined)`},
+		{"a template bomb stored past admission", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
+			s := modelSpec("sklearn", "gs://b/m")
+			s.Predictor.Model.Env = []corev1.EnvVar{{Name: "X", Value: "{{ range 20000000 }}aaaaaaaaaa{{ end }}"}}
+			return s
+		}()), Runtime: sklearn}, v1beta1.InvalidPredictorSpec,
+			`predictor: container kserve-container env X: placeholder in "{{ range 20000000 }}aaaaaaaaaa{{ end }}": template: :1:20: the output passes the bound of 65536 (serval-config templates.maxOutputBytes)`},
 		{"reserved volume name", Inputs{ISVC: isvcWith("m", func() v1beta1.InferenceServiceSpec {
 			s := modelSpec("sklearn", "gs://b/m")
 			s.Predictor.Volumes = []corev1.Volume{{Name: "kserve-provision-location"}}

@@ -83,7 +83,7 @@ func addWorker(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
 	}
 	pod.Containers = []corev1.Container{worker}
 	mergeRuntimePod(&pod, &rtw.ServingRuntimePodSpec)
-	if err := renderPlaceholders(&pod, isvc); err != nil {
+	if err := renderPlaceholders(&pod, isvc, in.Config.Templates); err != nil {
 		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
 	}
 

@@ -55,7 +55,7 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 	defaultResources(&containers[0], in.Config)
 	c.Pod.Containers = containers
 	mergeRuntimePod(&c.Pod, &rt.ServingRuntimePodSpec)
-	if err := renderPlaceholders(&c.Pod, isvc); err != nil {
+	if err := renderPlaceholders(&c.Pod, isvc, in.Config.Templates); err != nil {
 		return &BuildError{c.Type, v1beta1.InvalidPredictorSpec, err.Error()}
 	}
 	if len(p.StorageURIs) > 0 {

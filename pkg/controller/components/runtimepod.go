@@ -1,6 +1,7 @@
 package components
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -56,9 +57,10 @@ func withTag(image, tag string) string {
 }
 
 // renderPlaceholders renders {{.Name}}, {{.Namespace}}, {{.Labels.x}} and
-// {{.Annotations.x}} in every container's command, args and env values.
-func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) error {
-	data := strtemplate.Data{"Name": isvc.Name, "Namespace": isvc.Namespace, "Labels": isvc.Labels, "Annotations": isvc.Annotations}
+// {{.Annotations.x}} in every container's command, args and env values,
+// each within limits.
+func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService, limits strtemplate.Limits) error {
+	data := PlaceholderData(isvc.Name, isvc.Namespace, isvc.Labels, isvc.Annotations)
 	for i := range pod.Containers {
 		c := &pod.Containers[i]
 		for _, list := range []struct {
@@ -66,7 +68,7 @@ func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) err
 			values []string
 		}{{"command", c.Command}, {"args", c.Args}} {
 			for j, v := range list.values {
-				out, err := render(v, data)
+				out, err := RenderPlaceholder(v, data, limits)
 				if err != nil {
 					return fmt.Errorf("container %s %s[%d]: %w", c.Name, list.field, j, err)
 				}
@@ -74,7 +76,7 @@ func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) err
 			}
 		}
 		for j := range c.Env {
-			out, err := render(c.Env[j].Value, data)
+			out, err := RenderPlaceholder(c.Env[j].Value, data, limits)
 			if err != nil {
 				return fmt.Errorf("container %s env %s: %w", c.Name, c.Env[j].Name, err)
 			}
@@ -84,19 +86,32 @@ func renderPlaceholders(pod *corev1.PodSpec, isvc *v1beta1.InferenceService) err
 	return nil
 }
 
-func render(s string, data strtemplate.Data) (string, error) {
+// PlaceholderData is what a runtime's placeholders read of the
+// InferenceService.
+func PlaceholderData(name, namespace string, labels, annotations map[string]string) strtemplate.Data {
+	return strtemplate.Data{"Name": name, "Namespace": namespace, "Labels": labels, "Annotations": annotations}
+}
+
+// RenderPlaceholder renders one runtime string over data as the model
+// server's pod gets it; admission renders with it too, so that what it
+// admits renders here within the same limits.
+func RenderPlaceholder(s string, data strtemplate.Data, limits strtemplate.Limits) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
 	t, err := strtemplate.Parse("", s)
 	if err != nil {
-		return "", fmt.Errorf("placeholder in %q does not parse (%v); for keys with dashes or dots write {{index .Annotations \"key\"}}", s, err)
+		return "", fmt.Errorf("placeholder in %.80q does not parse (%v); for keys with dashes or dots write {{index .Annotations \"key\"}}", s, err)
 	}
 	// As KServe renders them (text/template, no missingkey option): a
 	// label or annotation the InferenceService lacks is "<no value>".
-	out, err := t.ExecuteNoValue(data)
+	out, err := t.WithLimits(limits).ExecuteNoValue(data)
+	var limit *strtemplate.LimitError
+	if errors.As(err, &limit) {
+		return "", fmt.Errorf("placeholder in %.80q: %w", s, err)
+	}
 	if err != nil {
-		return "", fmt.Errorf("placeholder in %q does not render (%v): use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}}", s, err)
+		return "", fmt.Errorf("placeholder in %.80q does not render (%v): use {{.Name}}, {{.Namespace}}, {{.Labels.key}} or {{.Annotations.key}}", s, err)
 	}
 	return out, nil
 }

@@ -21,11 +21,16 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 	"github.com/serval-dev/serval/pkg/storage"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // DefaultModelRoutingHeader is the header a shared Gateway routes on by
 // model, KServe's default.
 const DefaultModelRoutingHeader = "X-Gateway-Model-Name"
+
+// ReasonTemplateLimit is PresetsCombined's reason when a template of the
+// service or a preset passed a bound of serval-config templates.*.
+const ReasonTemplateLimit = "TemplateLimitExceeded"
 
 // combine merges the service with its presets; PresetsCombined says how it
 // went.
@@ -34,16 +39,21 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 		SystemNamespace:    r.Namespace,
 		IngressGatewayName: cfg.Ingress.Gateway.Name, IngressGatewayNamespace: cfg.Ingress.Gateway.Namespace,
 		ModelBasedRoutingHeaderName: DefaultModelRoutingHeader, EnableTLS: cfg.Ingress.EnableLLMTLS,
+		TemplateLimits: cfg.Templates,
 	}
 	src := source{cache: r.Client, namespace: s.svc.Namespace, system: r.Namespace}
 	res, err := presets.Combine(ctx, s.defaulted, src, g, []string{s.svc.Namespace, r.Namespace})
 	var notFound *presets.NotFoundError
 	var read *presets.ReadError
+	var limit *strtemplate.LimitError
 	switch {
 	case errors.As(err, &read):
 		return err
 	case errors.As(err, &notFound):
 		s.fail(v1alpha2.ConditionPresetsCombined, "ConfigNotFound", notFound.Error())
+		return nil
+	case errors.As(err, &limit):
+		s.fail(v1alpha2.ConditionPresetsCombined, ReasonTemplateLimit, err.Error())
 		return nil
 	case err != nil:
 		s.fail(v1alpha2.ConditionPresetsCombined, "CombineBaseError", err.Error())

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 func TestArgumentsThatRenderEmptyAreDropped(t *testing.T) {
@@ -28,7 +29,7 @@ func TestArgumentsThatRenderEmptyAreDropped(t *testing.T) {
 		{false, []string{"vllm"}, []string{"--port", "8000", "", "--x"}},
 		{true, []string{"tls-wrapper", "vllm"}, []string{"--port", "8000", "--ssl-certfile=/tls/tls.crt", "", "--x"}},
 	} {
-		got, err := render(spec, templateData(svc, Global{EnableTLS: c.tls}, "llama-inference-pool"), "test")
+		got, err := render(spec, templateData(svc, Global{EnableTLS: c.tls}, "llama-inference-pool"), "test", strtemplate.Limits{})
 		require.NoError(t, err)
 		assert.Equal(t, c.command, got.Template.Containers[0].Command, "TLS %v", c.tls)
 		assert.Equal(t, c.args, got.Template.Containers[0].Args, "TLS %v: an item written empty stays", c.tls)

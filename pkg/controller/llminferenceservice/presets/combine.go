@@ -91,7 +91,7 @@ func Combine(ctx context.Context, svc *v1alpha2.LLMInferenceService, src Source,
 		if err != nil {
 			return Result{}, err
 		}
-		spec, err := render(cfg.Spec, data, name)
+		spec, err := render(cfg.Spec, data, name, g.TemplateLimits)
 		if err != nil {
 			return Result{}, &PresetError{Name: name, Err: err}
 		}
@@ -99,14 +99,14 @@ func Combine(ctx context.Context, svc *v1alpha2.LLMInferenceService, src Source,
 		res.Applied = append(res.Applied, v1alpha2.AppliedConfigRef{Name: name, Namespace: cfg.Namespace, Source: v1alpha2.AppliedConfigSourcePreset})
 	}
 	for i, ref := range svc.Spec.BaseRefs {
-		spec, err := render(baseSpecs[i].Spec, data, ref.Name)
+		spec, err := render(baseSpecs[i].Spec, data, ref.Name, g.TemplateLimits)
 		if err != nil {
 			return Result{}, &PresetError{Name: ref.Name, Err: err}
 		}
 		specs = append(specs, spec)
 		res.Applied = append(res.Applied, v1alpha2.AppliedConfigRef{Name: ref.Name, Namespace: baseSpecs[i].Namespace, Source: v1alpha2.AppliedConfigSourceUserRef})
 	}
-	own, err := render(svc.Spec, data, svc.Name)
+	own, err := render(svc.Spec, data, svc.Name, g.TemplateLimits)
 	if err != nil {
 		return Result{}, fmt.Errorf("the service's own spec: %w", err)
 	}

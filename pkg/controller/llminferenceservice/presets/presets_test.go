@@ -14,6 +14,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
 // source is an in-memory Source: the service's namespace's presets first,
@@ -223,6 +224,26 @@ func TestCombine(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "broken", pe.Name)
 		assert.Contains(t, err.Error(), `map has no entry for key "NoSuchField"`)
+	})
+	t.Run("a template past a bound fails the preset, not the process", func(t *testing.T) {
+		bomb := presetsForTest()
+		bomb["bomb"] = v1alpha2.LLMInferenceServiceSpec{WorkloadSpec: v1alpha2.WorkloadSpec{Template: &corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "main", Env: []corev1.EnvVar{{Name: "X", Value: "{{ range 20000000 }}aaaaaaaaaa{{ end }}"}}}}}}}
+		_, err := Combine(context.Background(), svcWith(func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.BaseRefs = []corev1.LocalObjectReference{{Name: "bomb"}}
+		}), source{system: bomb}, g, ns)
+		var limit *strtemplate.LimitError
+		require.ErrorAs(t, err, &limit)
+		assert.Equal(t, strtemplate.BoundOutputBytes, limit.Bound)
+		assert.Contains(t, err.Error(), "LLMInferenceServiceConfig bomb: template: bomb:")
+
+		// The service's own spec may add at most the bound to its size.
+		small := Global{TemplateLimits: strtemplate.Limits{MaxOutputBytes: 100}}
+		_, err = Combine(context.Background(), svcWith(func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Args: []string{"{{ printf `%200s` `` }}"}}}}
+		}), source{system: presetsForTest()}, small, ns)
+		require.ErrorAs(t, err, &limit)
+		assert.Equal(t, 100, limit.Limit)
 	})
 }
 

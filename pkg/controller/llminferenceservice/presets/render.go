@@ -30,6 +30,8 @@ type Global struct {
 	// ModelBasedRoutingHeaderName is the header a shared Gateway routes on
 	// by model; "" turns model-based routing off.
 	ModelBasedRoutingHeaderName string
+	// TemplateLimits bound each render (serval-config templates.*).
+	TemplateLimits strtemplate.Limits
 }
 
 // render renders the Go templates in spec's strings over the service, as
@@ -37,7 +39,10 @@ type Global struct {
 // .GlobalConfig; the functions are ChildName, shutdownTimeout and
 // kvTransferConfig; a missing key is an error. A command or args item that
 // renders empty is dropped (see dropEmptyArgs).
-func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string) (v1alpha2.LLMInferenceServiceSpec, error) {
+//
+// The spec is one template, so its output may be the spec's own size plus
+// limits.MaxOutputBytes: what its templates may add together.
+func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string, limits strtemplate.Limits) (v1alpha2.LLMInferenceServiceSpec, error) {
 	text, err := json.Marshal(spec)
 	if err != nil {
 		return spec, err
@@ -46,7 +51,7 @@ func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name s
 	if err != nil {
 		return spec, err
 	}
-	out, err := t.Execute(data)
+	out, err := t.WithLimits(limits).AllowingOwnText(string(text)).Execute(data)
 	if err != nil {
 		return spec, err
 	}
@@ -249,4 +254,35 @@ func kvCacheOf(v any) (*v1alpha2.KVCacheOffloadingSpec, error) {
 		kv.Secondary = append(kv.Secondary, tier)
 	}
 	return kv, nil
+}
+
+// CheckString renders one string of svc's spec or of a preset alone, as
+// admission does before it admits the object: the functions and data of a
+// render (Serval's settings left empty), a missing key read as no value so
+// that the rest still runs, within limits. Only a *strtemplate.LimitError
+// matters to admission: the other failures depend on data a reconcile has
+// and admission does not, and a reconcile reports them.
+func CheckString(svc *v1alpha2.LLMInferenceService, text string, limits strtemplate.Limits) error {
+	t, err := strtemplate.ParseFuncs(svc.Name, text, functions)
+	if err != nil {
+		return err
+	}
+	data := templateData(svc, Global{}, svc.Name+"-inference-pool")
+	_, err = t.WithLimits(limits).ExecuteNoValue(data)
+	return err
+}
+
+// CheckSpec renders the whole of svc's spec as a reconcile renders it,
+// within limits; see CheckString.
+func CheckSpec(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) error {
+	text, err := json.Marshal(svc.Spec)
+	if err != nil {
+		return err
+	}
+	t, err := strtemplate.ParseFuncs(svc.Name, string(text), functions)
+	if err != nil {
+		return err
+	}
+	_, err = t.WithLimits(limits).AllowingOwnText(string(text)).ExecuteNoValue(templateData(svc, Global{}, svc.Name+"-inference-pool"))
+	return err
 }

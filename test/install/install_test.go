@@ -25,6 +25,7 @@ import (
 	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/operator"
 )
@@ -70,6 +71,21 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		waitFor(t, name+" to be Ready", 2*time.Minute, func() bool { return isReady(sb, ns, name) })
 	}
 	noForbidden(t, m)
+
+	// The bundled label exempts a preset from admission only in Serval's
+	// namespace: a tenant's labelled preset is still checked.
+	bomb := func(namespace string) *v1alpha2.LLMInferenceServiceConfig {
+		return &v1alpha2.LLMInferenceServiceConfig{ObjectMeta: metav1.ObjectMeta{Name: "labelled", Namespace: namespace,
+			Labels: map[string]string{"serving.serval.dev/bundled": "true"}},
+			Spec: v1alpha2.LLMInferenceServiceSpec{WorkloadSpec: v1alpha2.WorkloadSpec{Template: &corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "main", Env: []corev1.EnvVar{{Name: "X", Value: "{{ range 20000000 }}aaaaaaaaaa{{ end }}"}}}}}}}}
+	}
+	err := sb.Client.Create(ctx, bomb(ns))
+	require.Error(t, err, "a tenant's preset labelled bundled is admitted only after the webhook's checks")
+	assert.Contains(t, err.Error(), "serval-config templates.maxOutputBytes")
+	own := bomb(releaseNamespace)
+	require.NoError(t, sb.Client.Create(ctx, own), "Serval's own namespace keeps the exemption")
+	require.NoError(t, sb.Client.Delete(ctx, own))
 
 	// No broader than needed.
 	for _, c := range []struct {

@@ -33,7 +33,11 @@ const (
 // computeStatus is the status the scope's observations call for.
 func computeStatus(s *scope) v1alpha1.InferenceGraphStatus {
 	st := s.orig.Status.DeepCopy()
-	st.ObservedGeneration = s.ig.Generation
+	if len(s.out.ApplyFailures) == 0 {
+		// A generation whose objects the API server refused is not in
+		// force: observedGeneration stays at the last one that is.
+		st.ObservedGeneration = s.ig.Generation
+	}
 	st.DeploymentMode = s.mode
 	set := func(t string, ok bool, reason, message string) {
 		status := metav1.ConditionFalse

@@ -62,7 +62,10 @@ func computeStatus(s *scope) v1beta1.InferenceServiceStatus {
 		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ConditionStopped, false, v1beta1.ReasonResumed,
 			"the stop annotation is gone: the workloads and routes are back", gen))
 	}
-	if s.reconciled {
+	if s.reconciled && len(s.out.ApplyFailures) == 0 {
+		// A generation whose objects the API server refused is not in
+		// force (LatestDeploymentReady says why): observedGeneration
+		// stays at the last one that is.
 		st.ObservedGeneration = gen
 	}
 	return st

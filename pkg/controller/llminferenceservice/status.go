@@ -141,7 +141,11 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	set(v1alpha2.ConditionReady, ready)
 	setAddresses(&st, s)
 	setObserved(&st, s)
-	st.ObservedGeneration = gen
+	if len(s.out.ApplyFailures) == 0 {
+		// A generation whose objects the API server refused is not in
+		// force: observedGeneration stays at the last one that is.
+		st.ObservedGeneration = gen
+	}
 	return st
 }
 
@@ -178,10 +182,17 @@ func stoppedConditions(s *scope, set func(string, cond), remove func(...string))
 }
 
 // workloadCondition is a workload's readiness: its Deployment available,
-// unless the API server refused its objects.
+// unless the API server refused its objects. A refused update is not
+// ready even while the previous generation's pods serve: the spec asked
+// for is not what runs, and a GitOps tool reading Ready must not take it
+// as in force.
 func workloadCondition(s *scope, t v1beta1.ComponentType, obs *workload.State) cond {
-	if f, failed := s.out.ApplyFailures[t]; failed && (obs == nil || !obs.Available || f.Missing) {
-		return cond{reason: f.Reason(), message: f.Message()}
+	if f, failed := s.out.ApplyFailures[t]; failed {
+		msg := f.Message()
+		if obs != nil && obs.Available && !f.Missing {
+			msg += " (the previous generation's pods still serve)"
+		}
+		return cond{reason: f.Reason(), message: msg}
 	}
 	switch {
 	case obs == nil:

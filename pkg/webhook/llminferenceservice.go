@@ -6,6 +6,9 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -23,6 +26,9 @@ import (
 type LLMInferenceService struct {
 	// Config holds the template bounds (nil: the defaults).
 	Config *config.Store
+	// Reviewer asks the API server about the requester's rights (see
+	// routeRights); nil asks nothing.
+	Reviewer client.Client
 }
 
 var (
@@ -42,7 +48,11 @@ func (LLMInferenceService) Default(_ context.Context, svc *v1alpha2.LLMInference
 
 // ValidateCreate implements admission.Validator.
 func (w LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
-	return validateLLM(ctx, svc, nil, templateLimits(ctx, w.Config))
+	warnings, err := validateLLM(ctx, svc, nil, templateLimits(ctx, w.Config))
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &svc.Spec, nil))
 }
 
 // ValidateUpdate implements admission.Validator. An update that leaves the
@@ -52,7 +62,11 @@ func (w LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alp
 	if svc.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, svc.Spec) {
 		return nil, nil
 	}
-	return validateLLM(ctx, svc, old, templateLimits(ctx, w.Config))
+	warnings, err := validateLLM(ctx, svc, old, templateLimits(ctx, w.Config))
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &svc.Spec, &old.Spec))
 }
 
 // ValidateDelete implements admission.Validator.
@@ -72,17 +86,35 @@ func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, l
 	return warnings, nil
 }
 
+// invalidIf is an Invalid error of errs, or nil when there are none.
+func invalidIf(gk schema.GroupKind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(gk, name, errs)
+}
+
 // LLMInferenceServiceConfig validates presets: fields that do not decode or
 // are unknown, and the rules that hold of any part of a spec.
 type LLMInferenceServiceConfig struct {
 	// Config holds the template bounds (nil: the defaults).
 	Config *config.Store
+	// Reviewer asks the API server about the requester's rights (see
+	// routeRights); nil asks nothing.
+	Reviewer client.Client
 }
 
 var _ admission.Validator[*v1alpha2.LLMInferenceServiceConfig] = LLMInferenceServiceConfig{}
 
 // ValidateCreate implements admission.Validator.
 func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+	return w.validate(ctx, cfg, nil)
+}
+
+// validate checks a preset; prev is its spec before an update. A preset's
+// route spec becomes the route of every service that names it, so writing
+// one needs the right to write HTTPRoutes as a service's does.
+func (w LLMInferenceServiceConfig) validate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig, prev *v1alpha2.LLMInferenceServiceSpec) (admission.Warnings, error) {
 	errs := strictErrors(ctx, cfg)
 	if len(errs) == 0 {
 		errs = v1alpha2.ValidateConfig(cfg)
@@ -93,6 +125,9 @@ func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1al
 		svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: cfg.Name, Namespace: cfg.Namespace}, Spec: cfg.Spec}
 		errs = llmTemplateBombs(svc, templateLimits(ctx, w.Config))
 	}
+	if len(errs) == 0 {
+		errs = routeRights(ctx, w.Reviewer, cfg.Namespace, &cfg.Spec, prev)
+	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha2.GroupVersion.WithKind("LLMInferenceServiceConfig").GroupKind(), cfg.Name, errs)
 	}
@@ -100,11 +135,11 @@ func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1al
 }
 
 // ValidateUpdate implements admission.Validator.
-func (c LLMInferenceServiceConfig) ValidateUpdate(ctx context.Context, old, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
+func (w LLMInferenceServiceConfig) ValidateUpdate(ctx context.Context, old, cfg *v1alpha2.LLMInferenceServiceConfig) (admission.Warnings, error) {
 	if apiequality.Semantic.DeepEqual(old.Spec, cfg.Spec) {
 		return nil, nil
 	}
-	return c.ValidateCreate(ctx, cfg)
+	return w.validate(ctx, cfg, &old.Spec)
 }
 
 // ValidateDelete implements admission.Validator.

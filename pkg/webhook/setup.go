@@ -27,10 +27,10 @@ func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimi
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{Limits: graphLimits}).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{Config: store}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{Config: store, Reviewer: mgr.GetClient()}).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{Config: store}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{Config: store, Reviewer: mgr.GetClient()}).Complete(); err != nil {
 		return err
 	}
 	caches := localModelCaches{Reader: mgr.GetAPIReader(), Services: mgr.GetClient()}

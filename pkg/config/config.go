@@ -148,6 +148,12 @@ type RouterLimits struct {
 	// MaxIdleConnsPerStep is the number of idle connections kept to each
 	// step's address.
 	MaxIdleConnsPerStep int
+	// MaxBufferedBytes bounds the bodies one router holds in memory at
+	// once (503 with Retry-After past it); MaxConnections the client
+	// connections open at once; MaxConcurrentStreams the requests in
+	// flight on one HTTP/2 connection.
+	MaxBufferedBytes                     int64
+	MaxConnections, MaxConcurrentStreams int
 }
 
 // StorageInitializer configures the storage-initializer init container.
@@ -251,6 +257,9 @@ var Defaults = map[string]string{
 	"router.stepDialTimeout":                          "10s",
 	"router.stepResponseHeaderTimeout":                "0s",
 	"router.maxIdleConnsPerStep":                      "256",
+	"router.maxBufferedBytes":                         "256Mi",
+	"router.maxConnections":                           "1024",
+	"router.maxConcurrentStreams":                     "64",
 }
 
 // KeyError is a bad value for one key.
@@ -450,6 +459,9 @@ func (p *parser) routerLimits() RouterLimits {
 		StepDialTimeout:           p.duration("router.stepDialTimeout", false),
 		StepResponseHeaderTimeout: p.duration("router.stepResponseHeaderTimeout", true),
 		MaxIdleConnsPerStep:       p.positive("router.maxIdleConnsPerStep"),
+		MaxBufferedBytes:          p.bytes("router.maxBufferedBytes"),
+		MaxConnections:            p.positive("router.maxConnections"),
+		MaxConcurrentStreams:      p.positive("router.maxConcurrentStreams"),
 	}
 }
 

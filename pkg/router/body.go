@@ -26,37 +26,46 @@ var smallBuffers = sync.Pool{New: func() any { b := make([]byte, 0, smallBodyByt
 const smallBodyBytes = 32 << 10
 
 // readCapped reads r to its end into memory, failing with errTooLarge past
-// limit bytes, into first when it fits (or nil). length
-// is the body's announced length, -1 when unknown. A known length is read
-// into one allocation of that size. An unknown one is read into segments of
-// growing size, never copied while it arrives, and joined once at its end:
-// a body over the cap costs at most the cap before it is refused, and none
-// costs the garbage of a buffer grown by copying.
-func readCapped(r io.Reader, length, limit int64, what string, first []byte) ([]byte, error) {
+// limit bytes, into first when it fits (or nil). length is the body's
+// announced length, -1 when unknown. Either way the body is read into
+// segments that grow with the bytes received (an announced length only
+// caps them), each taken from res before it is made, never copied while it
+// arrives, and joined once at its end: a client that announces 64 MiB and
+// sends one byte costs one small segment, a body over the cap costs at most
+// the cap before it is refused, and none costs the garbage of a buffer
+// grown by copying.
+func readCapped(r io.Reader, length, limit int64, what string, first []byte, res *reservation) ([]byte, error) {
 	if length > limit {
 		return nil, &errTooLarge{what: what, limit: limit}
 	}
+	bound := limit
 	if length >= 0 {
-		data := first[:0]
-		if int64(cap(first)) < length {
-			data = make([]byte, 0, length)
-		}
-		data = data[:length]
 		// net/http's readers end a body at its announced length.
-		if _, err := io.ReadFull(r, data); err != nil {
-			return nil, err
-		}
-		return data, nil
+		bound = length
 	}
 	if cap(first) == 0 {
-		first = make([]byte, 0, minSegment)
+		size := int64(minSegment)
+		if length >= 0 {
+			size = min(size, length)
+		}
+		if err := res.take(size); err != nil {
+			return nil, err
+		}
+		first = make([]byte, 0, size)
 	}
 	segments := [][]byte{first[:0]}
 	var total int64
 	for {
 		seg := segments[len(segments)-1]
 		if len(seg) == cap(seg) {
-			seg = make([]byte, 0, min(2*cap(seg), maxSegment))
+			size := min(2*int64(max(cap(seg), minSegment/2)), maxSegment)
+			if length >= 0 {
+				size = min(size, max(bound-total, 1))
+			}
+			if err := res.take(size); err != nil {
+				return nil, err
+			}
+			seg = make([]byte, 0, size)
 			segments = append(segments, seg)
 		}
 		n, err := r.Read(seg[len(seg):cap(seg)])
@@ -71,8 +80,17 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte) ([]
 			return nil, err
 		}
 	}
+	if length >= 0 && total < length {
+		return nil, io.ErrUnexpectedEOF
+	}
 	if len(segments) == 1 {
 		return segments[0], nil
+	}
+	if len(segments) == 2 && len(segments[1]) == 0 {
+		return segments[0], nil
+	}
+	if err := res.take(total); err != nil {
+		return nil, err
 	}
 	data := make([]byte, 0, total)
 	for _, seg := range segments {

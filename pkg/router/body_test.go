@@ -34,7 +34,7 @@ func TestReadCapped(t *testing.T) {
 			// iotest-like: a reader that hides its length and returns
 			// short reads.
 			r := io.MultiReader(bytes.NewReader(want[:tt.size/2]), bytes.NewReader(want[tt.size/2:]))
-			got, err := readCapped(r, tt.length, tt.limit, "the body", make([]byte, 0, 1024))
+			got, err := readCapped(r, tt.length, tt.limit, "the body", make([]byte, 0, 1024), nil)
 			if tt.tooLong {
 				require.Error(t, err)
 				assert.Equal(t, "the body is larger than the router's cap of 1048576 bytes", err.Error())
@@ -45,7 +45,7 @@ func TestReadCapped(t *testing.T) {
 			assert.True(t, bytes.Equal(want, got))
 		})
 	}
-	_, err := readCapped(io.MultiReader(strings.NewReader("ab"), iotestErr{}), -1, 10, "the body", nil)
+	_, err := readCapped(io.MultiReader(strings.NewReader("ab"), iotestErr{}), -1, 10, "the body", nil, nil)
 	assert.ErrorIs(t, err, io.ErrClosedPipe, "a read error is returned as it is")
 }
 

@@ -97,6 +97,9 @@ type reply struct {
 	stream      io.ReadCloser
 	// length is the streaming body's length, -1 when unknown.
 	length int64
+	// res is the request's share of the buffer budget, which reading a
+	// streaming body to its end takes from.
+	res *reservation
 }
 
 // bytes reads a streaming body to the end.
@@ -105,7 +108,7 @@ func (r *reply) bytes() ([]byte, error) {
 		return r.body, nil
 	}
 	defer r.stream.Close()
-	data, err := readCapped(r.stream, r.length, maxInt64, "the step's response", nil)
+	data, err := readCapped(r.stream, r.length, maxInt64, "the step's response", nil, r.res)
 	r.stream, r.body = nil, data
 	return data, err
 }
@@ -145,14 +148,14 @@ func (u *upstream) call(ctx context.Context, in *input, header http.Header, stre
 		cancel()
 		return nil, &errTooLarge{what: "the step's response", limit: c.maxResponse}
 	}
-	rep := &reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), length: resp.ContentLength}
+	rep := &reply{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), length: resp.ContentLength, res: reservationFrom(ctx)}
 	rb := &responseBody{r: io.LimitReader(resp.Body, c.maxResponse+1), body: resp.Body, cancel: cancel, limit: c.maxResponse}
 	if stream {
 		rep.stream = rb
 		return rep, nil
 	}
 	defer rb.Close()
-	rep.body, err = readCapped(rb, resp.ContentLength, c.maxResponse, "the step's response", nil)
+	rep.body, err = readCapped(rb, resp.ContentLength, c.maxResponse, "the step's response", nil, rep.res)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ type Error struct {
 	Node    string
 	Step    string
 	Message string
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter int
 }
 
 // Error is the message, naming the failing step when there is one.
@@ -56,6 +58,10 @@ func asError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var busy *errBusy
+	if errors.As(err, &busy) {
+		return busyError(busy)
 	}
 	return &Error{Status: http.StatusInternalServerError, Message: err.Error()}
 }

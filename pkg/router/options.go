@@ -29,6 +29,10 @@ type Options struct {
 	// MaxResponseBodyBytes caps a step's response body; a larger one fails
 	// the step (502).
 	MaxResponseBodyBytes int64
+	// MaxBufferedBytes bounds the request and response bodies the whole
+	// router holds in memory at once; a request that would pass it is
+	// answered 503 with Retry-After.
+	MaxBufferedBytes int64
 	// MaxDepth is the longest chain of nodes a request may pass; MaxStepCalls
 	// the most calls to services one request may make. Admission refuses
 	// graphs over the same limits; the router enforces them as it runs.
@@ -49,6 +53,9 @@ const (
 	DefaultMaxIdleConnsPerStep  = 256
 	DefaultMaxRequestBodyBytes  = 64 << 20
 	DefaultMaxResponseBodyBytes = 64 << 20
+	DefaultMaxBufferedBytes     = 256 << 20
+	DefaultMaxConnections       = 1024
+	DefaultMaxConcurrentStreams = 64
 	DefaultMaxDepth             = 10
 	DefaultMaxStepCalls         = 64
 	DefaultMaxHeaderBytes       = 1 << 20
@@ -65,6 +72,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.MaxIdleConnsPerStep, DefaultMaxIdleConnsPerStep)
 	setDefault(&o.MaxRequestBodyBytes, DefaultMaxRequestBodyBytes)
 	setDefault(&o.MaxResponseBodyBytes, DefaultMaxResponseBodyBytes)
+	setDefault(&o.MaxBufferedBytes, DefaultMaxBufferedBytes)
 	setDefault(&o.MaxDepth, DefaultMaxDepth)
 	setDefault(&o.MaxStepCalls, DefaultMaxStepCalls)
 	if o.Log == nil {
@@ -92,6 +100,12 @@ type ServerLimits struct {
 	// IdleTimeout the wait for the next request on a kept-alive
 	// connection.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections bounds the client connections open at once; more
+	// wait in the listen queue until one closes.
+	MaxConnections int
+	// MaxConcurrentStreams bounds the requests in flight on one HTTP/2
+	// connection.
+	MaxConcurrentStreams int
 }
 
 func (l ServerLimits) withDefaults() ServerLimits {
@@ -100,6 +114,8 @@ func (l ServerLimits) withDefaults() ServerLimits {
 	setDefault(&l.ReadTimeout, DefaultReadTimeout)
 	setDefault(&l.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&l.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&l.MaxConnections, DefaultMaxConnections)
+	setDefault(&l.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
 	return l
 }
 
@@ -114,6 +130,9 @@ func (c *ServerConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxIdleConnsPerStep, "max-idle-conns-per-step", DefaultMaxIdleConnsPerStep, "Idle connections kept to each step's address.")
 	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", DefaultMaxRequestBodyBytes, "Cap of a request's body, answered 413 above it; also what a node that reads the body first holds per request.")
 	fs.Int64Var(&o.MaxResponseBodyBytes, "max-response-body-bytes", DefaultMaxResponseBodyBytes, "Cap of a step's response body; a larger one fails the step (502).")
+	fs.Int64Var(&o.MaxBufferedBytes, "max-buffered-bytes", DefaultMaxBufferedBytes, "Bound of the request and response bodies the whole router holds in memory at once; a request past it is answered 503 with Retry-After.")
+	fs.IntVar(&l.MaxConnections, "max-connections", DefaultMaxConnections, "Bound of the client connections open at once; more wait in the listen queue.")
+	fs.IntVar(&l.MaxConcurrentStreams, "max-concurrent-streams", DefaultMaxConcurrentStreams, "Bound of the requests in flight on one HTTP/2 connection.")
 	fs.IntVar(&o.MaxDepth, "max-depth", DefaultMaxDepth, "The longest chain of nodes one request may pass.")
 	fs.IntVar(&o.MaxStepCalls, "max-step-calls", DefaultMaxStepCalls, "The most calls to services one request may make.")
 	fs.IntVar(&l.MaxHeaderBytes, "max-header-bytes", DefaultMaxHeaderBytes, "Cap of a request's line and headers, answered 431 above it.")

@@ -19,11 +19,14 @@ type Handler struct {
 	propagate headerFilter
 	o         Options
 	draining  atomic.Bool
+	// buffers is the budget of every body the router holds in memory.
+	buffers *bufferBudget
 }
 
 // NewHandler returns the handler of a compiled graph; m may be nil.
 func NewHandler(g *Graph, o Options, m *Metrics) *Handler {
-	return &Handler{graph: g, metrics: m, propagate: newHeaderFilter(o.PropagateHeaders), o: o.withDefaults()}
+	o = o.withDefaults()
+	return &Handler{graph: g, metrics: m, propagate: newHeaderFilter(o.PropagateHeaders), o: o, buffers: &bufferBudget{limit: o.MaxBufferedBytes}}
 }
 
 // Drain makes readiness fail, so that the router is taken out of its
@@ -61,6 +64,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, start time.Time)
 		ctx, cancel = context.WithTimeout(ctx, h.graph.timeout)
 		defer cancel()
 	}
+	res := &reservation{budget: h.buffers}
+	defer res.release()
+	ctx = withReservation(ctx, res)
 	body := &requestBody{r: http.MaxBytesReader(w, r.Body, h.o.MaxRequestBodyBytes)}
 	in := &input{header: r.Header}
 	// A small body of known length is read first even when the root could
@@ -76,7 +82,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, start time.Time)
 		// Not into a pooled buffer: net/http's Transport may still read a
 		// step's request body after the step answered, so a buffer given
 		// back when this request ends could be sent as part of another's.
-		data, err := readCapped(body, r.ContentLength, h.o.MaxRequestBodyBytes, "the request body", nil)
+		data, err := readCapped(body, r.ContentLength, h.o.MaxRequestBodyBytes, "the request body", nil, res)
 		if err != nil {
 			h.fail(w, start, body.failure(err, h.o.MaxRequestBodyBytes))
 			return
@@ -109,6 +115,9 @@ func (h *Handler) fail(w http.ResponseWriter, start time.Time, e *Error) {
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonContentType
 	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if e.RetryAfter > 0 {
+		hdr["Retry-After"] = []string{strconv.Itoa(e.RetryAfter)}
+	}
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
 	h.metrics.request(start, e.Status)
@@ -175,8 +184,11 @@ func (b *requestBody) tooLarge(limit int64) error {
 func (b *requestBody) failure(err error, limit int64) *Error {
 	var maxErr *http.MaxBytesError
 	var tooLarge *errTooLarge
+	var busy *errBusy
 	var ne net.Error
 	switch {
+	case errors.As(err, &busy):
+		return busyError(busy)
 	case errors.As(err, &maxErr) || errors.As(err, &tooLarge):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Message: b.tooLarge(limit).Error()}
 	case errors.As(err, &ne) && ne.Timeout():

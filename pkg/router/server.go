@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 )
@@ -61,6 +62,7 @@ func Serve(c ServerConfig, stop <-chan os.Signal, log *slog.Logger) error {
 			return err
 		}
 	}
+	ln = netutil.LimitListener(ln, c.Limits.withDefaults().MaxConnections)
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(ln) }()
 	var metricsSrv *http.Server
@@ -126,6 +128,7 @@ func NewServer(h http.Handler, l ServerLimits, log *slog.Logger) *http.Server {
 	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
 		Handler: h, Protocols: &protocols,
+		HTTP2:          &http.HTTP2Config{MaxConcurrentStreams: l.MaxConcurrentStreams},
 		MaxHeaderBytes: l.MaxHeaderBytes, ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),

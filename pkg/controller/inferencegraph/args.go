@@ -28,6 +28,9 @@ func routerArgs(r config.Router, limits v1alpha1.GraphLimits) []string {
 		duration("step-dial-timeout", l.StepDialTimeout),
 		duration("step-response-header-timeout", l.StepResponseHeaderTimeout),
 		size("max-idle-conns-per-step", int64(l.MaxIdleConnsPerStep)),
+		size("max-buffered-bytes", l.MaxBufferedBytes),
+		size("max-connections", int64(l.MaxConnections)),
+		size("max-concurrent-streams", int64(l.MaxConcurrentStreams)),
 	}
 	if limits.MaxDepth > 0 {
 		args = append(args, size("max-depth", int64(limits.MaxDepth)))

@@ -60,7 +60,8 @@ func (w LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.L
 // object broke before.
 func (w LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
 	if svc.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, svc.Spec) {
-		return nil, nil
+		// A stop annotation is set by an update that leaves the spec.
+		return v1alpha2.StopWarnings(svc.Annotations), nil
 	}
 	warnings, err := validateLLM(ctx, svc, old, templateLimits(ctx, w.Config))
 	if err != nil {

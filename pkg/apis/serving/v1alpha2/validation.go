@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/storage"
 )
@@ -28,6 +27,12 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 	}
 	errs = append(errs, ValidateSpec(&svc.Spec, svc.Name)...)
 	errs = append(errs, validateWorkerShape(&svc.Spec)...)
+	if len(svc.Spec.BaseRefs) == 0 {
+		// Nothing else can bring a worker or a template: the service is
+		// whole. With baseRefs, ValidateCombined checks the merged spec.
+		errs = append(errs, validateParallelShape(&svc.Spec)...)
+	}
+	warnings = append(warnings, StopWarnings(svc.Annotations)...)
 	w, routeErrs := validateRouter(svc.Spec.Router)
 	warnings = append(warnings, w...)
 	errs = append(errs, routeErrs...)
@@ -54,7 +59,7 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 // ValidateCombined checks a service's spec merged with its presets: the
 // rules of any spec, and the shape of its workloads.
 func ValidateCombined(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList {
-	return append(ValidateSpec(s, baseModel), validateWorkerShape(s)...)
+	return append(append(ValidateSpec(s, baseModel), validateWorkerShape(s)...), validateParallelShape(s)...)
 }
 
 // ValidateConfig checks a preset: the rules of a spec that hold of its
@@ -81,6 +86,7 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 	errs = append(errs, validateLoRA(s.Model.LoRA, ptr.Deref(s.Model.Name, baseModel), spec.Child("model", "lora"))...)
 	errs = append(errs, validateLoRAStorage(s)...)
 	errs = append(errs, validateTraffic(s.Router)...)
+	errs = append(errs, validateTracing(s.Tracing)...)
 	return errs
 }
 
@@ -185,6 +191,7 @@ func validateParallelism(p *field.Path, par *ParallelismSpec) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child(name), *v, name+" parallelism must be greater than 0"))
 		}
 	}
+	errs = append(errs, validateSizes(p, par)...)
 	slices.SortFunc(errs, func(a, b *field.Error) int { return cmp.Compare(a.Field, b.Field) })
 	return errs
 }
@@ -224,10 +231,7 @@ func validateScheduler(r *RouterSpec) field.ErrorList {
 		errs = append(errs, field.Invalid(cp, "inline and ref", "set either config.inline or config.ref, not both"))
 	}
 	if c.Inline != nil {
-		var obj map[string]any
-		if err := yaml.Unmarshal(c.Inline.Raw, &obj); err != nil || len(obj) == 0 {
-			errs = append(errs, field.Invalid(cp.Child("inline"), string(c.Inline.Raw), "not an EndpointPickerConfig object"))
-		}
+		errs = append(errs, validatePickerConfig(cp.Child("inline"), c.Inline.Raw)...)
 	}
 	if c.Ref != nil && c.Ref.Name == "" {
 		errs = append(errs, field.Required(cp.Child("ref", "name"), "the ConfigMap's name is required"))

@@ -97,8 +97,34 @@ func TestValidate(t *testing.T) {
 			`spec.kvCacheOffloading.secondary[2].fileSystem.pvc: Invalid value: "spec and ref": set exactly one of spec (a claim per pod) and ref (your claim)`,
 			"spec.kvCacheOffloading.secondary[3].fileSystem.pvc.ref.name: Required value: the claim's name",
 		}},
+		{name: "tensor past a node", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](1000000)}
+		}), want: []string{"spec.parallelism.tensor: Invalid value: 1000000: tensor parallelism is at most 64: it splits each layer over the accelerators of one node"}},
+		{name: "tensor over the accelerators asked for", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism = &ParallelismSpec{Tensor: ptr.To[int32](8)}
+			s.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}}
+		}), want: []string{"spec.parallelism.tensor: Invalid value: 8: 8 accelerators per pod are needed (tensor 8 × dataLocal 1), and the main container asks for 1 nvidia.com/gpu: raise its nvidia.com/gpu or lower tensor"}},
+		{name: "data not a multiple of dataLocal", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism, s.Worker = &ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](3)}, &corev1.PodSpec{}
+		}), want: []string{"spec.parallelism.data: Invalid value: 4: data (4) must be a multiple of dataLocal (3): each node runs dataLocal ranks, so data/dataLocal nodes must hold them all"}},
+		{name: "pipeline without a worker", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2)}
+		}), want: []string{"spec.parallelism.pipeline: Invalid value: 2: pipeline parallelism runs each replica across nodes: set spec.worker (the pods beside the leader)"}},
+		{name: "expert without data parallelism", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Parallelism = &ParallelismSpec{Expert: true}
+		}), want: []string{"spec.parallelism.expert: Invalid value: true: expert parallelism runs with data parallelism across nodes: set data, dataLocal and spec.worker"}},
+		{name: "a picker config the picker cannot load", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Config: &SchedulerConfigSpec{Inline: &runtime.RawExtension{Raw: []byte(`{"kind":"Nope","plugins":"notalist"}`)}}}}
+		}), want: []string{
+			`spec.router.scheduler.config.inline.kind: Invalid value: "Nope": the picker reads kind EndpointPickerConfig`,
+			`spec.router.scheduler.config.inline.plugins: Invalid value: "notalist": plugins is a list`}},
+		{name: "a tracing endpoint that is no URL", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Tracing = &TracingSpec{ExporterEndpoint: ptr.To("not a url ::")}
+		}), want: []string{`spec.tracing.exporterEndpoint: Invalid value: "not a url ::": the OTLP exporter's endpoint is a URL with a scheme and a host, such as http://otel-collector.observability:4317`}},
 		{name: "pipeline and data parallelism", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2), Data: ptr.To[int32](2)}
+			s.Worker = &corev1.PodSpec{}
 		}), want: []string{
 			`spec.parallelism: Invalid value: "pipeline and data": set pipeline parallelism or data parallelism (data, dataLocal), not both`,
 			"spec.parallelism.dataLocal: Required value: dataLocal must be set when data is set",
@@ -194,11 +220,15 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParallelismIsImmutable(t *testing.T) {
-	prev := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2)} })
-	same := service(func(s *LLMInferenceServiceSpec) {
-		s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](2), Tensor: ptr.To[int32](8)}
+	prev := service(func(s *LLMInferenceServiceSpec) {
+		s.Parallelism, s.Worker = &ParallelismSpec{Pipeline: ptr.To[int32](2)}, &corev1.PodSpec{}
 	})
-	grown := service(func(s *LLMInferenceServiceSpec) { s.Parallelism = &ParallelismSpec{Pipeline: ptr.To[int32](4)} })
+	same := service(func(s *LLMInferenceServiceSpec) {
+		s.Parallelism, s.Worker = &ParallelismSpec{Pipeline: ptr.To[int32](2), Tensor: ptr.To[int32](8)}, &corev1.PodSpec{}
+	})
+	grown := service(func(s *LLMInferenceServiceSpec) {
+		s.Parallelism, s.Worker = &ParallelismSpec{Pipeline: ptr.To[int32](4)}, &corev1.PodSpec{}
+	})
 	_, errs := Validate(same, prev)
 	assert.Empty(t, errs)
 	_, errs = Validate(grown, prev)
@@ -224,4 +254,19 @@ func TestDefault(t *testing.T) {
 	Default(svc)
 	assert.Equal(t, "llama-3", *svc.Spec.Model.Name)
 	assert.NotContains(t, svc.Labels, RoutingGroupLabel, "the label goes with the group")
+}
+
+// TestStopWarnings: a stop value other than true or false (any case) is
+// warned of, since it leaves the service running.
+func TestStopWarnings(t *testing.T) {
+	for _, v := range []string{"yes", "1", "on", " true"} {
+		w := StopWarnings(map[string]string{StopAnnotation: v})
+		if assert.Len(t, w, 1, v) {
+			assert.Contains(t, w[0], `only "true" (any case) stops the service; it keeps running`)
+		}
+	}
+	for _, v := range []string{"true", "TRUE", "false", "False"} {
+		assert.Empty(t, StopWarnings(map[string]string{StopAnnotation: v}), v)
+	}
+	assert.Empty(t, StopWarnings(nil))
 }

@@ -2,7 +2,11 @@ package webhook_test
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 )
 
 // tenant is a namespace user: admin of its own namespace (the built-in
@@ -67,22 +73,120 @@ const routeOnTheSharedGateway = `  model: {uri: hf://facebook/opt-125m}
             - headers: [{name: x-team, value: victim}]
 `
 
+// heapPeak samples the process's heap (the manager runs in this process)
+// until stop is called, and returns the largest sample above the heap at
+// its start.
+func heapPeak() (stop func() uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapAlloc > base && m.HeapAlloc-base > peak.Load() {
+					peak.Store(m.HeapAlloc - base)
+				}
+			}
+		}
+	}()
+	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
+}
+
+// TestTenantSuite plays a hostile namespace user against a shared cluster:
+// team-a, admin of its own namespace only, tries every attack of Serval's
+// tenant probes that admission must stop, while team-b runs a service
+// beside it. Each attempt is refused with a message that names the field
+// and the rule; team-b's objects are untouched; the manager's heap never
+// grows by more than 50 MB (a template bomb admitted would take it to
+// gigabytes).
+func TestTenantSuite(t *testing.T) {
+	a, b := newTenant(t, "team-a"), newTenant(t, "team-b")
+	require.NoError(t, b.create(llmYAML("LLMInferenceService", "victim", "  model: {uri: hf://facebook/opt-125m}\n")))
+	victim := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, b.client.Get(context.Background(), client.ObjectKey{Namespace: b.namespace, Name: "victim"}, victim))
+	peak := heapPeak()
+
+	const bomb = "'{{ range 20000000 }}aaaaaaaaaa{{ end }}'"
+	attacks := []struct {
+		name, manifest, want string
+	}{
+		{"a template bomb in a service's variable", llmYAML("LLMInferenceService", "bomb-env",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, env: [{name: X, value: "+bomb+"}]}]\n"),
+			"spec.template.containers[0].env[0].value: Invalid value: \"{{ range 20000000 }}aaaaaaaaaa{{ end }}\": template: bomb-env:1:20: the output passes the bound of 65536 (serval-config templates.maxOutputBytes)"},
+		{"a template bomb across two arguments", llmYAML("LLMInferenceService", "bomb-args",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, args: ['{{ range 20000000 }}', 'aaaaaaaaaa{{ end }}']}]\n"),
+			"spec: Invalid value: \"(the templates of the whole spec)\""},
+		{"a template bomb in a preset", llmYAML("LLMInferenceServiceConfig", "bomb-preset",
+			"  template:\n    containers: [{name: main, args: ["+bomb+"]}]\n"),
+			"the output passes the bound of 65536 (serval-config templates.maxOutputBytes)"},
+		{"a printf width in a runtime", runtimeYAML("ServingRuntime", "bomb-runtime",
+			"  supportedModelFormats: [{name: bomb}]\n  containers: [{name: kserve-container, image: example.com/s:1, args: ['{{ printf \"%0999999999d\" 1 }}']}]\n"),
+			"spec.containers[0].args[0]: Invalid value: \"{{ printf \\\"%0999999999d\\\" 1 }}\": template: :1:3: a printf width of 999999999 passes the bound of 65536"},
+		{"a template bomb in an InferenceService", isvcYAML("bomb-isvc", "",
+			"    model:\n      modelFormat: {name: sklearn}\n      storageUri: gs://models/iris\n      env: [{name: X, value: "+bomb+"}]\n"),
+			"spec.predictor.model.env[0].value"},
+		{"a route on the shared Gateway through Serval's rights", llmYAML("LLMInferenceService", "hijack", routeOnTheSharedGateway),
+			"spec.router.route.http.spec: Forbidden: Serval makes this HTTPRoute for you only if you may make it yourself, and team-a may not create httproutes.gateway.networking.k8s.io in namespace team-a-ns"},
+		{"a route of a preset through Serval's rights", llmYAML("LLMInferenceServiceConfig", "hijack-preset", routeOnTheSharedGateway),
+			"may not create httproutes.gateway.networking.k8s.io in namespace team-a-ns"},
+		{"tensor parallelism of a million", llmYAML("LLMInferenceService", "tensor",
+			"  model: {uri: hf://facebook/opt-125m}\n  parallelism: {tensor: 1000000}\n"),
+			"spec.parallelism.tensor: Invalid value: 1000000: tensor parallelism is at most 64"},
+		{"a picker config the picker cannot load", llmYAML("LLMInferenceService", "picker",
+			"  model: {uri: hf://facebook/opt-125m}\n  router:\n    scheduler:\n      config:\n        inline: {kind: Nope, plugins: notalist}\n"),
+			"spec.router.scheduler.config.inline.kind: Invalid value: \"Nope\": the picker reads kind EndpointPickerConfig"},
+	}
+	for _, at := range attacks {
+		t.Run(at.name, func(t *testing.T) {
+			err := a.create(at.manifest)
+			require.Error(t, err, "admitted")
+			assert.Contains(t, err.Error(), at.want)
+		})
+	}
+
+	// Another tenant's objects are out of reach, and untouched.
+	other := victim.DeepCopy()
+	other.Spec.Replicas = nil
+	err := a.client.Update(context.Background(), other)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "forbidden")
+	after := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: b.namespace, Name: "victim"}, after))
+	assert.Equal(t, victim.Spec, after.Spec, "team-b's service")
+
+	grew := peak()
+	t.Logf("the manager's heap grew by at most %d KiB during the attacks", grew>>10)
+	assert.Less(t, grew, uint64(50<<20), "the manager's heap during the attacks")
+}
+
 // TestRouteOfTheUsersDesignNeedsTheirRight: Serval makes an HTTPRoute of a
 // user's design only for a user who may make HTTPRoutes; its own route
 // (from the presets) needs no such right; a preset is held to the same
 // rule as a service.
 func TestRouteOfTheUsersDesignNeedsTheirRight(t *testing.T) {
 	plain := newTenant(t, "team-plain")
-	err := plain.create(llmYAML("LLMInferenceService", "hijack", routeOnTheSharedGateway))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.router.route.http.spec: Forbidden: Serval makes this HTTPRoute for you only if you may make it yourself, "+
-		"and team-plain may not create httproutes.gateway.networking.k8s.io in namespace team-plain-ns")
-	err = plain.create(llmYAML("LLMInferenceServiceConfig", "hijack-preset", routeOnTheSharedGateway))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "may not create httproutes.gateway.networking.k8s.io")
 	require.NoError(t, plain.create(llmYAML("LLMInferenceService", "own-route", "  model: {uri: hf://facebook/opt-125m}\n  router:\n    route: {}\n")),
 		"Serval's own route needs no right of the user's")
-
 	routes := newTenant(t, "team-routes", rbacv1.PolicyRule{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"httproutes"}, Verbs: []string{"create"}})
 	require.NoError(t, routes.create(llmYAML("LLMInferenceService", "designed", routeOnTheSharedGateway)), "a user who may make routes may have Serval make one")
+	require.NoError(t, routes.create(llmYAML("LLMInferenceServiceConfig", "designed-preset", routeOnTheSharedGateway)))
+
+	// An update that leaves the route spec as it was is not asked again.
+	designed := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, routes.client.Get(context.Background(), client.ObjectKey{Namespace: routes.namespace, Name: "designed"}, designed))
+	designed.Labels = map[string]string{"touched": "yes"}
+	require.NoError(t, routes.client.Update(context.Background(), designed))
 }

@@ -49,3 +49,14 @@ func TestRefusedGenerationIsNotInForce(t *testing.T) {
 		return condition(t, ns, "llama", "Ready") == "True/Ready" && s.Status.ObservedGeneration == s.Generation
 	})
 }
+
+// TestTemplateBombStoredPastAdmission: a service whose template passes a
+// bound (stored with the webhook bypassed, as here) fails with a condition
+// naming the bound, and the manager renders no more than the bound.
+func TestTemplateBombStoredPastAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "bomb", "  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, env: [{name: X, value: '{{ range 20000000 }}aaaaaaaaaa{{ end }}'}]}]\n")
+	eventually(t, "the condition", func() bool { return condition(t, ns, "bomb", "PresetsCombined") == "False/TemplateLimitExceeded" })
+	assert.Contains(t, message(t, ns, "bomb", "PresetsCombined"), "the output passes the bound of 65536 (serval-config templates.maxOutputBytes)")
+	assert.Equal(t, "False/TemplateLimitExceeded", condition(t, ns, "bomb", "Ready"))
+}

@@ -46,7 +46,10 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte, res
 	if cap(first) == 0 {
 		size := int64(minSegment)
 		if length >= 0 {
-			size = min(size, length)
+			// A body of known length up to knownSegment bytes is read
+			// into one allocation of its size; a longer one starts there
+			// and grows as its bytes come.
+			size = min(length, knownSegment)
 		}
 		if err := res.take(size); err != nil {
 			return nil, err
@@ -103,4 +106,7 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte, res
 const (
 	minSegment = 4 << 10
 	maxSegment = 4 << 20
+	// knownSegment is the first segment of a body of known length: what a
+	// client that announces a length and sends nothing costs at most.
+	knownSegment = 64 << 10
 )

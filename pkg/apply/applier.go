@@ -135,6 +135,9 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (cl
 	case err != nil:
 		return nil, fmt.Errorf("get %s: %w", obj, err)
 	}
+	if obj.Parked {
+		return nil, a.park(ctx, owner, obj, live)
+	}
 	hash, keys, err := obj.hash()
 	if err != nil {
 		return nil, err
@@ -161,6 +164,9 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (cl
 		return nil, &ConflictError{Object: obj, Owner: controllerName(ref)}
 	}
 	if obj.Frozen {
+		if _, parked := live.GetAnnotations()[ParkedReplicasAnnotation]; parked {
+			return nil, a.unpark(ctx, obj, live)
+		}
 		a.counts.Skip(obj.GVK.Kind)
 		return nil, nil
 	}

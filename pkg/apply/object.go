@@ -25,8 +25,14 @@ type Object struct {
 	// apply step hands the field over before Serval stops sending it.
 	OmitsReplicas bool
 	// Frozen keeps the live object as it is: not written while it exists
-	// (created only when missing), and still desired, so never pruned.
+	// (created only when missing), and still desired, so never pruned. A
+	// parked one gets its replicas back.
 	Frozen bool
+	// Parked keeps a live workload, scaled to zero, that Serval cannot
+	// render now (the last rolled-out revision of a stopped
+	// InferenceService): never created, never pruned, only its replicas
+	// written (recorded in ParkedReplicasAnnotation). Spec is unused.
+	Parked bool
 }
 
 // String names the object for messages: Kind namespace/name.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/runtime"
 )
@@ -60,6 +61,28 @@ func (r *Reconciler) readCanaries(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// splitInProgress reports whether the status records a canaryTrafficPercent
+// split under way: a latest revision beside the one last rolled out, which
+// the stable predictor's Deployment alone still runs.
+func splitInProgress(s *scope) bool {
+	percent := s.defaulted.Spec.Predictor.CanaryTrafficPercent
+	h := s.history.Components[v1beta1.PredictorComponent]
+	return s.mode == v1beta1.Standard && percent != nil && *percent < 100 &&
+		h.LatestRolledoutRevision != "" && h.LatestCreatedRevision != "" && h.LatestCreatedRevision != h.LatestRolledoutRevision
+}
+
+// parkedPredictor is what a stopped InferenceService keeps of a split
+// under way: the stable predictor's Deployment, the only copy of the
+// revision last rolled out, scaled to zero rather than deleted, so that
+// resuming brings back that revision and the split as they were.
+func parkedPredictor(s *scope) []apply.Object {
+	if !splitInProgress(s) {
+		return nil
+	}
+	return []apply.Object{{GVK: s.workload.Workload().GVK, Parked: true,
+		Key: types.NamespacedName{Namespace: s.isvc.Namespace, Name: v1beta1.PredictorChildName(s.isvc.Name, "")}}}
 }
 
 // selectCanaryRuntimes chooses a runtime for each canary whose model asks

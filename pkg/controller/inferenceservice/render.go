@@ -64,6 +64,7 @@ func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 	}
 	if s.stopped {
 		req.Components, req.Plan, req.Router = nil, nil, nil
+		req.Parked = parkedPredictor(s)
 	}
 	req.Adjust = func(c *components.Component, objs []apply.Object) {
 		if c.Type != v1beta1.PredictorComponent || c.Split != nil {

@@ -82,6 +82,14 @@ func stoppedStatus(st *v1beta1.InferenceServiceStatus, s *scope, gen int64) v1be
 	if out.DeploymentMode == "" {
 		out.DeploymentMode = s.mode
 	}
+	if splitInProgress(s) {
+		// The revisions and the split stay, for the resume (see
+		// parkedPredictor); the URL and the rest went with the children.
+		cs := st.Components[v1beta1.PredictorComponent]
+		out.Components = map[v1beta1.ComponentType]v1beta1.ComponentStatus{v1beta1.PredictorComponent: {
+			LatestRolledoutRevision: cs.LatestRolledoutRevision, LatestCreatedRevision: cs.LatestCreatedRevision,
+			PreviousRolledoutRevision: cs.PreviousRolledoutRevision, Traffic: cs.Traffic}}
+	}
 	for _, t := range []string{v1beta1.ConditionPredictorReady, v1beta1.ConditionIngressReady, v1beta1.ConditionReady} {
 		meta.SetStatusCondition(&out.Conditions, condition(t, false, v1beta1.ReasonStopped, msg, gen))
 	}

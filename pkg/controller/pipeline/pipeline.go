@@ -63,6 +63,9 @@ type Request struct {
 	// it, chosen by the owner kind; a nil Router renders no routes.
 	Plan   *ingress.Plan
 	Router ingress.Router
+	// Parked are workloads kept, scaled to zero, though no component
+	// renders them (see apply.Object.Parked).
+	Parked []apply.Object
 }
 
 // Failure is a problem for the user that stopped a run before anything

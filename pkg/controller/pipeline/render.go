@@ -46,6 +46,7 @@ func render(req Request, present func(kinds.Kind) bool, out *Outcome) error {
 		}
 		out.Objects = append(out.Objects, objs...)
 	}
+	out.Objects = append(out.Objects, req.Parked...)
 	return renderRoutes(req, present, out)
 }
 

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +14,14 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/apply"
 )
 
 // routeWithGatewayAPI switches the routes to Gateway API for the test.
@@ -261,4 +265,70 @@ func TestCanaryWithItsOwnRuntime(t *testing.T) {
 		c := cond(getISVC(t, ns, "own"), v1beta1.ConditionPredictorReady)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.HasPrefix(c.Message, `canary "v2": `)
 	})
+}
+
+// TestStopDuringASplit: stopping an InferenceService while
+// canaryTrafficPercent splits its traffic keeps the revision last rolled
+// out (its Deployment scaled to zero, not deleted) and the split; resuming
+// brings both back as they were, so that canaryTrafficPercent: 0 still
+// rolls back.
+func TestStopDuringASplit(t *testing.T) {
+	ns := newNamespace(t)
+	routeWithGatewayAPI(t)
+	createClusterRuntime(t, "park-sklearn", "sklearn-park")
+	createISVC(t, ns, "park", "sklearn-park", withPredictor(func(p *v1beta1.PredictorSpec) { p.CanaryTrafficPercent = ptr.To[int64](10) }))
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "park-predictor") })
+	makeAvailable(t, ns, "park-predictor")
+	var first string
+	eventually(t, "the revision rolled out", func() bool {
+		first = getISVC(t, ns, "park").Status.Components[v1beta1.PredictorComponent].LatestRolledoutRevision
+		return first != ""
+	})
+	updateISVC(t, ns, "park", func(i *v1beta1.InferenceService) { i.Spec.Predictor.Model.StorageURI = ptr.To("gs://models/park-2") })
+	eventually(t, "the latest revision beside it", func() bool { return exists(&appsv1.Deployment{}, ns, "park-predictor-canary") })
+	makeAvailable(t, ns, "park-predictor-canary")
+	eventually(t, "the split", func() bool {
+		return slices.Equal(backends(t, ns, "park"), []string{"park-predictor=90", "park-predictor-canary=10"})
+	})
+
+	// Replicas as an autoscaler left them, which the resume brings back.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		running := &appsv1.Deployment{}
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "park-predictor"}, running); err != nil {
+			return err
+		}
+		running.Spec.Replicas = ptr.To[int32](3)
+		return k8s.Update(context.Background(), running)
+	}))
+
+	updateISVC(t, ns, "park", func(i *v1beta1.InferenceService) { i.Annotations = map[string]string{v1beta1.StopAnnotation: "true"} })
+	eventually(t, "stopped: the latest revision removed, the last one parked at zero", func() bool {
+		d := &appsv1.Deployment{}
+		return !exists(&appsv1.Deployment{}, ns, "park-predictor-canary") && exists(d, ns, "park-predictor") &&
+			ptr.Deref(d.Spec.Replicas, 1) == 0 && d.Annotations[apply.ParkedReplicasAnnotation] == "3"
+	})
+	assert.Equal(t, "gs://models/park", storageURIOf(t, ns, "park-predictor"), "the parked Deployment is the revision last rolled out")
+	stopped := getISVC(t, ns, "park")
+	assert.True(t, hasCondition(stopped, v1beta1.ConditionStopped, metav1.ConditionTrue, v1beta1.ReasonStopped))
+	assert.Equal(t, first, stopped.Status.Components[v1beta1.PredictorComponent].LatestRolledoutRevision, "the revision is remembered")
+
+	updateISVC(t, ns, "park", func(i *v1beta1.InferenceService) { delete(i.Annotations, v1beta1.StopAnnotation) })
+	eventually(t, "resumed: both revisions back", func() bool {
+		d := &appsv1.Deployment{}
+		return exists(d, ns, "park-predictor") && ptr.Deref(d.Spec.Replicas, 0) == 3 && d.Annotations[apply.ParkedReplicasAnnotation] == "" &&
+			exists(&appsv1.Deployment{}, ns, "park-predictor-canary")
+	})
+	assert.Equal(t, "gs://models/park", storageURIOf(t, ns, "park-predictor"))
+	assert.Equal(t, "gs://models/park-2", storageURIOf(t, ns, "park-predictor-canary"))
+	makeAvailable(t, ns, "park-predictor")
+	makeAvailable(t, ns, "park-predictor-canary")
+	eventually(t, "the split back", func() bool {
+		return slices.Equal(backends(t, ns, "park"), []string{"park-predictor=90", "park-predictor-canary=10"})
+	})
+
+	updateISVC(t, ns, "park", func(i *v1beta1.InferenceService) { i.Spec.Predictor.CanaryTrafficPercent = ptr.To[int64](0) })
+	eventually(t, "rolled back to the revision kept", func() bool {
+		return !exists(&appsv1.Deployment{}, ns, "park-predictor-canary") && slices.Equal(backends(t, ns, "park"), []string{"park-predictor=1"})
+	})
+	assert.Equal(t, "gs://models/park", storageURIOf(t, ns, "park-predictor"))
 }

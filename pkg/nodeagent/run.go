@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/boundedevents"
 	"github.com/serval-dev/serval/pkg/config"
 )
 
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return fmt.Errorf("create the agent: %w", err)
 	}
-	recorder := mgr.GetEventRecorder("serval-node-agent")
+	recorder := boundedevents.Recorder(mgr.GetEventRecorder("serval-node-agent"))
 	a := &Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 		Config: config.NewStore(mgr.GetClient(), o.Namespace, recorder), Node: o.Node, Group: o.Group, Disk: Disk{Root: o.ModelsRoot}}
 	if err := a.SetupWithManager(mgr); err != nil {

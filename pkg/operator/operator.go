@@ -34,6 +34,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/boundedevents"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice"
@@ -387,7 +388,7 @@ func sharedMetrics() *inferenceservice.Metrics {
 func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	metrics := sharedMetrics()
 	metrics.SetReader(mgr.GetCache())
-	recorder := mgr.GetEventRecorder("serval-manager")
+	recorder := boundedevents.Recorder(mgr.GetEventRecorder("serval-manager"))
 	store := config.NewStore(mgr.GetClient(), o.Namespace, recorder)
 	r := &inferenceservice.Reconciler{
 		Client:           mgr.GetClient(),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+	"github.com/serval-dev/serval/pkg/boundedevents"
 )
 
 // decodable is an API object whose stored spec may not decode (see package
@@ -55,7 +56,7 @@ var undecodableKinds = map[string]decodable{
 
 // watchUndecodable registers the reporter on the informers of every kind.
 func watchUndecodable(ctx context.Context, mgr manager.Manager) error {
-	r := &undecodableReporter{recorder: mgr.GetEventRecorder("serval-manager"), pending: map[string]func(){}}
+	r := &undecodableReporter{recorder: boundedevents.Recorder(mgr.GetEventRecorder("serval-manager")), pending: map[string]func(){}}
 	go r.flushWhenLeading(ctx, mgr.Elected())
 	for kind, obj := range undecodableKinds {
 		inf, err := mgr.GetCache().GetInformer(ctx, obj)

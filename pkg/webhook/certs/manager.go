@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -211,8 +212,11 @@ func (m *Manager) desired(current map[string][]byte, keep []byte, forceServing, 
 			return nil, false, err
 		}
 		// Keep the old CAs that are still valid in the bundle, while
-		// certificates they signed may be in use.
-		bundle = mergeBundles(ca.certPEM, unexpired(old, now), unexpired(keep, now))
+		// certificates they signed may be in use: the newest ones, so that
+		// a Secret deleted again and again does not grow the bundle
+		// without end (each replica serves a certificate of the CA it read
+		// last, one of the newest).
+		bundle = mergeBundles(ca.certPEM, newest(mergeBundles(unexpired(old, now), unexpired(keep, now)), maxOldCAs))
 		forceServing = true
 	}
 	serving, err := parseKeyPair(current[tlsCertKey], current[tlsKeyKey])
@@ -241,6 +245,33 @@ func mergeBundles(bundles ...[]byte) []byte {
 				out = append(out, pem.EncodeToMemory(b)...)
 			}
 		}
+	}
+	return out
+}
+
+// maxOldCAs is how many earlier CAs a new CA's bundle keeps trusting.
+const maxOldCAs = 2
+
+// newest returns the n certificates of a PEM bundle issued last.
+func newest(bundle []byte, n int) []byte {
+	type entry struct {
+		issued time.Time
+		block  *pem.Block
+	}
+	var certs []entry
+	for rest := bundle; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if c, err := x509.ParseCertificate(b.Bytes); err == nil {
+			certs = append(certs, entry{c.NotBefore, b})
+		}
+	}
+	slices.SortStableFunc(certs, func(a, b entry) int { return b.issued.Compare(a.issued) })
+	var out []byte
+	for _, e := range certs[:min(n, len(certs))] {
+		out = append(out, pem.EncodeToMemory(e.block)...)
 	}
 	return out
 }

@@ -111,3 +111,35 @@ func TestDesiredKeepsTheInjectedCAs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, certsIn(t, later[caCertKey]), 1, "an expired CA is not kept")
 }
+
+// TestBundleStaysBoundedWhenTheSecretIsDeletedAgainAndAgain: each deletion
+// of the Secret makes a new CA that joins the injected bundle, but only
+// the newest earlier CAs stay: the bundle never holds more than
+// 1+maxOldCAs, and the CA a replica read last is among them.
+func TestBundleStaysBoundedWhenTheSecretIsDeletedAgainAndAgain(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := testManager(&now)
+	var injected []byte
+	var previous *x509.Certificate
+	for i := range 10 {
+		now = now.Add(time.Hour)
+		data, _, err := m.desired(nil, injected, false, false)
+		require.NoError(t, err)
+		injected = data[caCertKey]
+		cas := certsIn(t, injected)
+		assert.LessOrEqual(t, len(cas), 1+maxOldCAs, "deletion %d", i)
+		if previous != nil {
+			assert.True(t, slicesContainsCert(cas, previous), "the CA before is still trusted")
+		}
+		previous = cas[0]
+	}
+}
+
+func slicesContainsCert(cas []*x509.Certificate, c *x509.Certificate) bool {
+	for _, ca := range cas {
+		if bytes.Equal(ca.Raw, c.Raw) {
+			return true
+		}
+	}
+	return false
+}

@@ -76,7 +76,11 @@ func (m *Manager) Run(ctx context.Context, syncTimeout, shutdownTimeout time.Dur
 		err := m.syncFailure(syncTimeout)
 		log.FromContext(ctx).Error(err, "The caches did not sync: stopping")
 		writeTerminationMessage(err.Error())
-		return m.stop(cancel, stopped, shutdownTimeout, err)
+		// controller-runtime's manager does not stop while its caches
+		// wait (see Stopped), and nothing has run yet that a stop would
+		// finish: return at the bound, not the shutdown bound after it.
+		cancel()
+		return err
 	case <-synced:
 	}
 	select {
@@ -138,6 +142,18 @@ func (m *Manager) syncFailure(timeout time.Duration) error {
 	}
 	if len(failing) == 0 {
 		return fmt.Errorf("the informer caches did not sync within %s", timeout)
+	}
+	// The kinds the API server refused are the cause; the others only
+	// wait behind them (an informer shares the manager's start-up). They
+	// are named alone when none was refused.
+	refused := map[string]string{}
+	for k, why := range failing {
+		if _, ok := errs[k]; ok {
+			refused[k] = why
+		}
+	}
+	if len(refused) > 0 {
+		failing = refused
 	}
 	kinds := make([]string, 0, len(failing))
 	for k := range failing {

@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -52,3 +53,26 @@ func TestReadCapped(t *testing.T) {
 type iotestErr struct{}
 
 func (iotestErr) Read([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// TestConnectionOptionsDoNotPass: a header the request's Connection header
+// names describes the client's connection, and never reaches a step, even
+// when the propagation list would pass it.
+func TestConnectionOptionsDoNotPass(t *testing.T) {
+	f := newHeaderFilter([]string{"X-*", "Authorization"})
+	in := http.Header{"Connection": {"X-Secret, keep-alive", "authorization"}, "X-Secret": {"1"}, "X-Trace": {"t"}, "Authorization": {"Bearer x"}}
+	out := f.stepHeader(in)
+	assert.Equal(t, []string{"t"}, out["X-Trace"])
+	assert.Nil(t, out["X-Secret"])
+	assert.Nil(t, out["Authorization"])
+}
+
+// TestStepURLsAreLoggedWithoutSecrets: the URL a failed step is logged
+// with has no password, query or fragment.
+func TestStepURLsAreLoggedWithoutSecrets(t *testing.T) {
+	up, err := newUpstreams(Options{}.withDefaults()).get("http://user:s3cret@model.team.svc/v1/predict?token=abc#frag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assert.Equal(t, "http://user:xxxxx@model.team.svc/v1/predict", up.url)
+	assert.Equal(t, "token=abc", up.target.RawQuery, "the call itself keeps them")
+}

@@ -1,9 +1,11 @@
 package router_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -175,10 +177,11 @@ func TestStalledTLSHandshake(t *testing.T) {
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
-// TestDepthAndFanOutAtRunTime: a graph deeper, or calling more steps,
-// than the router's limits is refused as it runs, before the calls past
-// the limit are made.
-func TestDepthAndFanOutAtRunTime(t *testing.T) {
+// TestDepthAndFanOutLimits: a graph deeper, or calling more steps, than
+// the router's limits is refused when the router starts, with admission's
+// words, as admission refuses it: a router started by hand serves no graph
+// the cluster would not admit. One within them is served.
+func TestDepthAndFanOutLimits(t *testing.T) {
 	backend := newRecorder(t)
 	// chain is a graph of n nodes, each calling the next twice; the last
 	// calls the backend.
@@ -197,34 +200,27 @@ func TestDepthAndFanOutAtRunTime(t *testing.T) {
 		}
 		return graph(nodes)
 	}
-	tests := []struct {
+	addr := startRouter(t, chain(3), router.Options{MaxDepth: 3, MaxStepCalls: 8}, router.ServerLimits{})
+	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Len(t, backend.settle(t), 8, "calls that reached the backend")
+
+	for _, tt := range []struct {
 		name    string
-		spec    *v1alpha1.InferenceGraphSpec
 		o       router.Options
-		status  int
 		message string
-		calls   int
 	}{
-		{"within both limits", chain(3), router.Options{MaxDepth: 3, MaxStepCalls: 8}, 200, "", 8},
-		{"too deep", chain(4), router.Options{MaxDepth: 3, MaxStepCalls: 100}, 500,
-			"node n3: the request would pass more than 3 nodes, the router's limit (--max-depth)", 0},
-		{"too many calls", chain(4), router.Options{MaxDepth: 10, MaxStepCalls: 8}, 500,
-			"node n3: step 0: the request would make more than 8 step calls, the router's limit (--max-step-calls)", 8},
-	}
-	for _, tt := range tests {
+		{"too deep", router.Options{MaxDepth: 3, MaxStepCalls: 100},
+			"spec.nodes: a request would pass a chain of 4 nodes; the limit is 3 (the manager's --graph-max-depth)"},
+		{"too many calls", router.Options{MaxDepth: 10, MaxStepCalls: 8},
+			"spec.nodes: a request could make 16 step calls; the limit is 8 (the manager's --graph-max-step-calls)"},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := startRouter(t, tt.spec, tt.o, router.ServerLimits{})
-			resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{}`))
-			require.NoError(t, err)
-			data, _ := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			assert.Equal(t, tt.status, resp.StatusCode, string(data))
-			if tt.message != "" {
-				var e struct{ Error string }
-				require.NoError(t, json.Unmarshal(data, &e))
-				assert.Equal(t, tt.message, e.Error)
-			}
-			assert.Len(t, backend.settle(t), tt.calls, "calls that reached the backend")
+			_, err := router.Compile(chain(4), tt.o, nil)
+			require.Error(t, err)
+			assert.Equal(t, tt.message, err.Error())
 		})
 	}
 }
@@ -315,3 +311,43 @@ func TestFailingStepsAreNotReplayed(t *testing.T) {
 		}
 	}
 }
+
+// TestNoStepCalledAfterTheClientLeft: a client that leaves while a
+// Sequence of Soft steps runs its first step gets no further step called,
+// or tried: the later steps are neither sent nor logged as failed.
+func TestNoStepCalledAfterTheClientLeft(t *testing.T) {
+	var calls atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	t.Cleanup(slow.Close)
+	spec := graph(map[string]v1alpha1.InferenceRouter{"root": {RouterType: v1alpha1.Sequence,
+		Steps: []v1alpha1.InferenceStep{url(slow.URL), url(slow.URL), url(slow.URL)}}})
+	var logged logCount
+	addr := startRouter(t, spec, router.Options{Log: slog.New(&logged)}, router.ServerLimits{})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr, strings.NewReader(`{}`))
+	require.NoError(t, err)
+	_, err = http.DefaultClient.Do(req)
+	require.Error(t, err, "the client gave up")
+	time.Sleep(500 * time.Millisecond)
+	assert.Equal(t, int32(1), calls.Load(), "steps called")
+	assert.LessOrEqual(t, logged.n.Load(), int32(1), "step calls tried and logged as failed")
+}
+
+// logCount is a slog handler that counts the records it gets.
+type logCount struct{ n atomic.Int32 }
+
+func (*logCount) Enabled(context.Context, slog.Level) bool { return true }
+
+func (c *logCount) Handle(context.Context, slog.Record) error { c.n.Add(1); return nil }
+
+func (c *logCount) WithAttrs([]slog.Attr) slog.Handler { return c }
+
+func (c *logCount) WithGroup(string) slog.Handler { return c }

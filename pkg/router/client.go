@@ -48,6 +48,8 @@ func newStepClient(o Options) *stepClient {
 
 // upstream is one step's URL, parsed once.
 type upstream struct {
+	// url is the step's URL as logs may show it: without its password,
+	// query or fragment, which may hold a credential.
 	url    string
 	target *url.URL
 	client *stepClient
@@ -74,7 +76,9 @@ func (p *upstreams) get(raw string) (*upstream, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("%q is not an http or https URL", raw)
 	}
-	up := &upstream{url: raw, target: u, client: p.client}
+	shown := *u
+	shown.RawQuery, shown.ForceQuery, shown.Fragment, shown.RawFragment = "", false, "", ""
+	up := &upstream{url: shown.Redacted(), target: u, client: p.client}
 	p.all[raw] = up
 	return up, nil
 }

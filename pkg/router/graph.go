@@ -58,14 +58,21 @@ func Parse(data []byte) (*v1alpha1.InferenceGraphSpec, error) {
 // exactly one target per step, Splitter weights summing to 100, conditions
 // that parse.
 func Compile(spec *v1alpha1.InferenceGraphSpec, o Options, m *Metrics) (*Graph, error) {
-	if problems := v1alpha1.ValidateGraph(spec); len(problems) > 0 {
+	o = o.withDefaults()
+	// The limits admission applies, so that a router started by hand with a
+	// graph admission would refuse does not serve it: each request of such
+	// a graph costs what the limits exist to prevent.
+	problems := v1alpha1.ValidateGraph(spec)
+	if len(problems) == 0 {
+		problems = v1alpha1.ValidateGraphLimits(spec, v1alpha1.GraphLimits{MaxDepth: o.MaxDepth, MaxStepCalls: o.MaxStepCalls})
+	}
+	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
 			msgs[i] = p.String()
 		}
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
-	o = o.withDefaults()
 	g := &Graph{nodes: map[string]*node{}}
 	if spec.TimeoutSeconds != nil {
 		g.timeout = time.Duration(*spec.TimeoutSeconds) * time.Second

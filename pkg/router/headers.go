@@ -49,8 +49,9 @@ func (f headerFilter) stepHeader(in http.Header) http.Header {
 	}
 	out["Content-Type"] = []string{ct}
 	out["User-Agent"] = userAgent
+	hop := connectionOptions(in)
 	for _, name := range f.exact {
-		f.copy(out, name, in[name])
+		f.copy(out, name, in[name], hop)
 	}
 	if len(f.prefixes) == 0 {
 		return out
@@ -58,7 +59,7 @@ func (f headerFilter) stepHeader(in http.Header) http.Header {
 	for name, values := range in {
 		for _, p := range f.prefixes {
 			if strings.HasPrefix(name, p) {
-				f.copy(out, name, values)
+				f.copy(out, name, values, hop)
 				break
 			}
 		}
@@ -66,8 +67,26 @@ func (f headerFilter) stepHeader(in http.Header) http.Header {
 	return out
 }
 
-func (headerFilter) copy(out http.Header, name string, values []string) {
-	if len(values) == 0 || hopByHop[name] || name == "Content-Type" || !httpguts.ValidHeaderFieldName(name) {
+// connectionOptions are the headers the request's Connection header names:
+// they describe the client's connection to the router (RFC 9110 7.6.1), so
+// a proxy removes them before it forwards; nil when there are none.
+func connectionOptions(in http.Header) map[string]bool {
+	var out map[string]bool
+	for _, v := range in["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[http.CanonicalHeaderKey(name)] = true
+			}
+		}
+	}
+	return out
+}
+
+func (headerFilter) copy(out http.Header, name string, values []string, hop map[string]bool) {
+	if len(values) == 0 || hopByHop[name] || hop[name] || name == "Content-Type" || !httpguts.ValidHeaderFieldName(name) {
 		return
 	}
 	for _, v := range values {

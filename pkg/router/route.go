@@ -92,7 +92,7 @@ func (h *Handler) sequence(ctx context.Context, t *trip, n *node, in *input, str
 		}
 		rep, err := h.call(ctx, t, n, s, stepIn, stream && last, depth)
 		if err != nil {
-			if s.hard {
+			if s.hard || ctx.Err() != nil {
 				return nil, err
 			}
 			rep = asError(err).reply()
@@ -153,6 +153,11 @@ func (h *Handler) ensemble(ctx context.Context, t *trip, n *node, in *input, dep
 
 // call runs one step: a call to its URL or a run through its node.
 func (h *Handler) call(ctx context.Context, t *trip, n *node, s *step, in *input, stream bool, depth int) (*reply, error) {
+	if err := ctx.Err(); err != nil {
+		// The client has gone (or the graph's timeout passed): no step
+		// is called for an answer nobody reads.
+		return nil, err
+	}
 	if s.node != nil {
 		return h.run(ctx, t, s.node, in, stream, depth+1)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,9 @@ func (h *Handler) Drain() { h.draining.Store(true) }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if closesAfter(r) {
+		w.Header()["Connection"] = connectionClose
+	}
 	if r.Method == http.MethodGet && h.health(w, r.URL.Path) {
 		return
 	}
@@ -108,6 +112,21 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, start time.Time)
 	h.metrics.request(start, rep.status)
 	writeReply(w, rep)
 }
+
+// closesAfter reports whether the connection must close after r's
+// response (RFC 9112 6.1): a chunked request may also have carried a
+// Content-Length (net/http drops it, so which cannot be told here), and an
+// HTTP/1.0 request with a Transfer-Encoding is framed by its
+// Content-Length (net/http drops the encoding, so every HTTP/1.0 request
+// closes). Either way no byte after the request is read as another one.
+func closesAfter(r *http.Request) bool {
+	if r.ProtoMajor != 1 {
+		return false
+	}
+	return r.ProtoMinor == 0 || slices.Contains(r.TransferEncoding, "chunked")
+}
+
+var connectionClose = []string{"close"}
 
 // fail answers e, and counts it.
 func (h *Handler) fail(w http.ResponseWriter, start time.Time, e *Error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/http2"
 	"golang.org/x/net/netutil"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -121,16 +122,31 @@ func (c *ServerConfig) applyGraphTimeouts() {
 // TLS (h2c with prior knowledge, as gRPC clients speak it), each request
 // bounded by l. net/http's own complaints (a TLS probe, a panic in a
 // handler) go to log as warnings.
+//
+// HTTP/2 is served by golang.org/x/net/http2, the package net/http bundles,
+// configured for one bound net/http cannot set on its bundled copy: an h2c
+// connection with no request in flight closes after ReadHeaderTimeout, not
+// IdleTimeout. net/http bounds an HTTP/1 request's headers by
+// ReadHeaderTimeout, but hands an h2c connection to HTTP/2 with no header
+// deadline, so a client that opened a header block and never ended it held
+// the connection for the idle timeout (180 s).
 func NewServer(h http.Handler, l ServerLimits, log *slog.Logger) *http.Server {
 	l = l.withDefaults()
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
-	return &http.Server{
+	srv := &http.Server{
 		Handler: h, Protocols: &protocols,
 		HTTP2:          &http.HTTP2Config{MaxConcurrentStreams: l.MaxConcurrentStreams},
 		MaxHeaderBytes: l.MaxHeaderBytes, ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	h2 := &http2.Server{IdleTimeout: l.ReadHeaderTimeout, MaxConcurrentStreams: uint32(l.MaxConcurrentStreams)}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
+		// Only a TLS configuration without HTTP/2's ciphers fails, and the
+		// router serves no TLS.
+		panic(err)
+	}
+	return srv
 }

@@ -1,7 +1,6 @@
 package router_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -16,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // TestAnnouncedLengthsCostNothing: 200 connections that each announce a
@@ -114,33 +112,15 @@ func TestBufferBudgetAnswersBusy(t *testing.T) {
 // and resets it. It returns the streams it sent.
 func h2cAnnounceAndReset(t *testing.T, addr string, streams int, length int64) (sent int) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
+	conn, fr := dialH2C(t, addr)
 	defer conn.Close()
-	_, err = io.WriteString(conn, http2.ClientPreface)
-	require.NoError(t, err)
-	fr := http2.NewFramer(conn, conn)
-	require.NoError(t, fr.WriteSettings())
-	// The server's SETTINGS, acknowledged; then its frames are drained.
-	for {
-		f, err := fr.ReadFrame()
-		require.NoError(t, err)
-		if s, ok := f.(*http2.SettingsFrame); ok && !s.IsAck() {
-			require.NoError(t, fr.WriteSettingsAck())
-			break
-		}
-	}
 	go func() { _, _ = io.Copy(io.Discard, conn) }()
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
+	enc := newHeaderBlock()
 	for i := range streams {
-		block.Reset()
-		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/"}, {":authority", "r"},
-			{"content-type", "application/json"}, {"content-length", strconv.FormatInt(length, 10)}} {
-			require.NoError(t, enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
-		}
+		block := enc.encode(t, ":method", "POST", ":scheme", "http", ":path", "/", ":authority", "r",
+			"content-type", "application/json", "content-length", strconv.FormatInt(length, 10))
 		id := uint32(2*i + 1)
-		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true}); err != nil {
 			return sent // the server may close a connection that resets this fast
 		}
 		if err := fr.WriteData(id, false, []byte("{")); err != nil {

@@ -78,6 +78,11 @@ type LocalModel struct {
 	// ResyncPeriod is how often the agent checks its node's folders (key
 	// localModel.reconcilationFrequencyInSecs, in seconds).
 	ResyncPeriod time.Duration
+	// DeleteGracePeriod is how long a model folder no cache wants any more
+	// stays on the disk before the agent deletes it (key
+	// localModel.deleteGracePeriod): a cache deleted by mistake and made
+	// again, or a list read in a bad moment, deletes nothing.
+	DeleteGracePeriod time.Duration
 }
 
 // LLMAutoscaling is the Prometheus a KEDA actuator of an
@@ -237,6 +242,7 @@ var Defaults = map[string]string{
 	"localModel.maxDownloadAttempts":                  "3",
 	"localModel.fsGroup":                              "1000",
 	"localModel.reconcilationFrequencyInSecs":         "60",
+	"localModel.deleteGracePeriod":                    "10m",
 	"templates.maxOutputBytes":                        "64Ki",
 	"templates.maxSteps":                              "100000",
 	"templates.maxRangeIterations":                    "10000",
@@ -351,7 +357,8 @@ func (p *parser) localModel() LocalModel {
 	const prefix = "localModel."
 	l := LocalModel{AgentEnabled: p.boolean(prefix + "agent.enabled"), AgentImage: p.value(prefix + "agent.image"),
 		JobNamespace: p.nonEmpty(prefix + "jobNamespace"), JobTTLSecondsAfterFinished: int32(p.positive(prefix + "jobTTLSecondsAfterFinished")),
-		MaxDownloadAttempts: int32(p.positive(prefix + "maxDownloadAttempts")), ResyncPeriod: time.Duration(p.positive(prefix+"reconcilationFrequencyInSecs")) * time.Second}
+		MaxDownloadAttempts: int32(p.positive(prefix + "maxDownloadAttempts")), ResyncPeriod: time.Duration(p.positive(prefix+"reconcilationFrequencyInSecs")) * time.Second,
+		DeleteGracePeriod: p.duration(prefix+"deleteGracePeriod", true)}
 	if msgs := validation.IsDNS1123Label(l.JobNamespace); l.JobNamespace != "" && len(msgs) > 0 {
 		p.fail(prefix+"jobNamespace", l.JobNamespace, "is not a namespace name: "+strings.Join(msgs, "; "))
 	}

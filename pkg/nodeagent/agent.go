@@ -2,11 +2,13 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +61,10 @@ type Agent struct {
 	// create a second.
 	mu      sync.Mutex
 	created map[string]string
+	// unwantedSince is when each folder no entry wants was first seen so.
+	unwantedSince map[string]time.Time
+	// Clock, when set, is the time (tests); else time.Now.
+	Clock func() time.Time
 }
 
 // Reconcile brings the node's copies in step with its LocalModelNode.
@@ -73,7 +79,11 @@ func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	lmn := &v1alpha1.LocalModelNode{}
 	if err := a.Client.Get(ctx, req.NamespacedName, lmn); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{RequeueAfter: cfg.LocalModel.ResyncPeriod}, a.removeUnwanted(ctx, nil, cfg)
+			// No list is no evidence that nothing is wanted (the object
+			// deleted by hand, a restore, a cache read too early): the
+			// copies stay, and so do their Jobs.
+			log.FromContext(ctx).Info("The node's LocalModelNode is not there: deleting nothing", "node", a.Node)
+			return ctrl.Result{RequeueAfter: cfg.LocalModel.ResyncPeriod}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -87,9 +97,10 @@ func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	states := map[string]modelState{}
 	byKey := map[string]modelState{}
 	for _, e := range entries {
-		key := v1alpha1.StorageKey(e.SourceModelUri)
+		key := v1alpha1.CopyKey(e.Namespace, e.SourceModelUri)
 		if s, done := byKey[key]; done {
-			// Another cache of the same URI: one copy, one state.
+			// Another cache of the same URI and owner scope: one copy,
+			// one state.
 			states[e.StatusKey()] = s
 			continue
 		}
@@ -129,7 +140,7 @@ type modelState struct {
 // Jobs that exist: deleting the failed Jobs (by hand, or when their TTL
 // ends) starts a new round.
 func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, cfg *config.Config) (modelState, error) {
-	key := v1alpha1.StorageKey(e.SourceModelUri)
+	key := v1alpha1.CopyKey(e.Namespace, e.SourceModelUri)
 	prev := modelState{status: lmn.Status.ModelStatus[e.StatusKey()], detail: lmn.Status.Models[e.StatusKey()]}
 	has, err := a.Disk.Has(key)
 	if err != nil {
@@ -159,18 +170,10 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	}
 	switch {
 	case latest != nil && jobSucceeded(latest) && has:
-		size, digest, err := a.Disk.Measure(key)
-		if err != nil {
-			return modelState{}, fmt.Errorf("measure the model %s: %w", e.SourceModelUri, err)
-		}
-		return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+		return a.measured(lmn, e, key, attempts, prev)
 	case has && latest == nil && prev.status == v1alpha1.ModelDownloaded:
 		// Downloaded before, its Jobs gone: measure it once.
-		size, digest, err := a.Disk.Measure(key)
-		if err != nil {
-			return modelState{}, err
-		}
-		return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: prev.detail.Attempts}}, nil
+		return a.measured(lmn, e, key, prev.detail.Attempts, prev)
 	case latest != nil && !jobFinished(latest):
 		st := modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}
 		if ptrValue(latest.Status.Ready) > 0 {
@@ -212,6 +215,31 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	st := modelState{status: v1alpha1.ModelDownloadPending, detail: failure}
 	return st, nil
 }
+
+// measured is the state of a copy on the disk: Downloaded with its size
+// and digest, or, when it holds a file that is not regular (a FIFO, a
+// device), a failed copy naming the file, with an Event: the agent never
+// reads such a file, and a model has none.
+func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, attempts int32, prev modelState) (modelState, error) {
+	size, digest, err := a.Disk.Measure(key)
+	var irregular *IrregularFileError
+	if errors.As(err, &irregular) {
+		msg := fmt.Sprintf("the copy of %s in models/%s: %v", e.SourceModelUri, key, err)
+		if prev.detail.Reason != ReasonIrregularFile {
+			a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonIrregularFile, "Measure", "%s: %s", e.StatusKey(), msg)
+		}
+		return modelState{status: v1alpha1.ModelDownloadError, detail: v1alpha1.LocalModelDetail{Attempts: attempts,
+			Reason: ReasonIrregularFile, Message: msg}}, nil
+	}
+	if err != nil {
+		return modelState{}, fmt.Errorf("measure the model %s: %w", e.SourceModelUri, err)
+	}
+	return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+}
+
+// ReasonIrregularFile is a copy's failure when its folder holds a file that
+// is neither regular, a folder nor a link.
+const ReasonIrregularFile = "IrregularFile"
 
 // whyFailed is a finished Job's failure: its Failed condition, and the
 // message its container ended with (the storage initializer's error), or
@@ -347,7 +375,7 @@ func (a *Agent) removeUnwanted(ctx context.Context, entries []v1alpha1.LocalMode
 	wantKeys := map[string]bool{}
 	wantModels := map[string]bool{}
 	for _, e := range entries {
-		wantKeys[v1alpha1.StorageKey(e.SourceModelUri)] = true
+		wantKeys[v1alpha1.CopyKey(e.Namespace, e.SourceModelUri)] = true
 		wantModels[e.StatusKey()] = true
 	}
 	jobs := &batchv1.JobList{}
@@ -370,18 +398,60 @@ func (a *Agent) removeUnwanted(ctx context.Context, entries []v1alpha1.LocalMode
 	if err != nil {
 		return err
 	}
+	return a.removeAfterGrace(ctx, keys, wantKeys, cfg.LocalModel.DeleteGracePeriod)
+}
+
+// removeAfterGrace deletes the folders of keys that no entry wants and
+// have not been wanted for the grace period, each with an Event naming it
+// and its size; a folder wanted again is kept. The times live in memory:
+// an agent that restarts waits a whole period again, never less.
+func (a *Agent) removeAfterGrace(ctx context.Context, keys []string, want map[string]bool, grace time.Duration) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.unwantedSince == nil {
+		a.unwantedSince = map[string]time.Time{}
+	}
+	on := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: a.Node}}
+	present := map[string]bool{}
 	for _, k := range keys {
-		if wantKeys[k] {
+		present[k] = true
+		if want[k] {
+			delete(a.unwantedSince, k)
 			continue
 		}
-		log.FromContext(ctx).Info("Deleting a model no cache keeps", "folder", k)
+		since, seen := a.unwantedSince[k]
+		if !seen {
+			a.unwantedSince[k] = a.now()
+			a.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "DeletionScheduled", "Delete",
+				"the folder models/%s of node group %s is no longer wanted by any cache: deleting it in %s unless one wants it again", k, a.Group, grace)
+			continue
+		}
+		if a.now().Sub(since) < grace {
+			continue
+		}
+		size, _ := a.Disk.Size(k)
+		log.FromContext(ctx).Info("Deleting a model no cache keeps", "folder", k, "bytes", size)
 		if err := a.Disk.Remove(k); err != nil {
 			return fmt.Errorf("delete the model folder %s: %w", k, err)
 		}
-		a.Recorder.Eventf(&v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: a.Node}}, nil, corev1.EventTypeNormal, "Deleted", "Delete",
-			"deleted the folder models/%s of node group %s: no cache keeps it", k, a.Group)
+		delete(a.unwantedSince, k)
+		a.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "Deleted", "Delete",
+			"deleted the folder models/%s of node group %s (%d bytes): no cache has wanted it for %s", k, a.Group, size, grace)
+	}
+	for k := range a.unwantedSince {
+		if !present[k] {
+			delete(a.unwantedSince, k) // gone by other means
+		}
 	}
 	return nil
+}
+
+// now is the agent's clock.
+func (a *Agent) now() time.Time {
+	if a.Clock != nil {
+		return a.Clock()
+	}
+	return time.Now()
 }
 
 // report writes the group's models' states and the disk's space: only the

@@ -65,9 +65,55 @@ func (d Disk) Ensure() error {
 	return os.MkdirAll(filepath.Join(d.Root, v1alpha1.ModelsFolder), 0o775)
 }
 
+// IrregularFileError is a file in a model's folder that is neither a
+// regular file, a directory nor a symbolic link (a FIFO, a device, a
+// socket): reading one could block the agent for ever, and no model holds
+// one, so the copy fails, naming it.
+type IrregularFileError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+// Error names the file and its type.
+func (e *IrregularFileError) Error() string {
+	return fmt.Sprintf("%s is a %s, not a regular file: a model's folder holds only files, folders and links", e.Path, fileType(e.Mode))
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// Size is the bytes of a model's regular files, without reading them.
+func (d Disk) Size(key string) (int64, error) {
+	var size int64
+	err := filepath.WalkDir(d.dir(key), func(_ string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		info, err := e.Info()
+		if err == nil {
+			size += info.Size()
+		}
+		return err
+	})
+	return size, err
+}
+
 // Measure returns a model's size in bytes and its digest: the SHA-256 of
 // each regular file's path (relative, slash-separated) and contents, in
-// path order. Symbolic links are hashed by their target, not followed.
+// path order. Symbolic links are hashed by their target, not followed. Any
+// other kind of file fails the measure with an *IrregularFileError, before
+// a byte is read: only regular files are ever opened.
 func (d Disk) Measure(key string) (int64, string, error) {
 	root := d.dir(key)
 	var paths []string
@@ -75,8 +121,13 @@ func (d Disk) Measure(key string) (int64, string, error) {
 		if err != nil {
 			return err
 		}
-		if !e.IsDir() {
+		switch t := e.Type(); {
+		case t.IsDir():
+		case t.IsRegular() || t&fs.ModeSymlink != 0:
 			paths = append(paths, p)
+		default:
+			rel, _ := filepath.Rel(root, p)
+			return &IrregularFileError{Path: filepath.ToSlash(rel), Mode: t}
 		}
 		return nil
 	})
@@ -101,6 +152,11 @@ func (d Disk) Measure(key string) (int64, string, error) {
 			fmt.Fprintf(h, "->%s\x00", target)
 			continue
 		}
+		if !info.Mode().IsRegular() {
+			// Replaced since the walk: still never opened.
+			rel, _ := filepath.Rel(root, p)
+			return 0, "", &IrregularFileError{Path: filepath.ToSlash(rel), Mode: info.Mode().Type()}
+		}
 		n, err := hashFile(h, p)
 		if err != nil {
 			return 0, "", err
@@ -110,12 +166,23 @@ func (d Disk) Measure(key string) (int64, string, error) {
 	return size, hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// hashFile copies a regular file into w. It opens without blocking and
+// without following a link, and checks the opened file is regular: a file
+// swapped for a FIFO after the walk is never read.
 func hashFile(w io.Writer, p string) (int64, error) {
-	f, err := os.Open(p)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	if !info.Mode().IsRegular() {
+		return 0, &IrregularFileError{Path: filepath.Base(p), Mode: info.Mode().Type()}
+	}
 	return io.Copy(w, f)
 }
 

@@ -85,7 +85,7 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 	var mounts []corev1.VolumeMount
 	for _, m := range c.VolumeMounts {
 		if m.Name == storage.VolumeName {
-			m = corev1.VolumeMount{Name: claimVolume, MountPath: storage.MountPath, SubPath: children.ModelPath(e.SourceModelUri)}
+			m = corev1.VolumeMount{Name: claimVolume, MountPath: storage.MountPath, SubPath: children.ModelPath(e.Namespace, e.SourceModelUri)}
 		}
 		mounts = append(mounts, m)
 	}

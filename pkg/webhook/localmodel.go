@@ -140,7 +140,7 @@ func (l localModelCaches) validate(ctx context.Context, c v1alpha1.ModelCache, o
 		if !roomChanged {
 			continue
 		}
-		if msg := localmodel.CheckRoom(g, spec.SourceModelUri, spec.ModelSize, caches.All(), self); msg != "" {
+		if msg := localmodel.CheckRoom(g, c.GetNamespace(), spec.SourceModelUri, spec.ModelSize, caches.All(), self); msg != "" {
 			errs = append(errs, field.Invalid(path.Child("modelSize"), spec.ModelSize.String(), msg))
 		}
 	}

@@ -47,9 +47,9 @@ func TestChoose(t *testing.T) {
 		{"the node group named", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "cpu"}, nil, "LocalModelCache/llama/cpu/pvc://llama-cpu/models/" + v1alpha1.StorageKey("hf://meta/llama")},
 		{"a node group the cache is not on", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "tpu"}, nil, ""},
 		{"disabled", "hf://meta/llama", map[string]string{v1alpha1.DisableLocalModelAnnotation: "true"}, nil, ""},
-		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://mine-fast/models/" + v1alpha1.StorageKey("hf://meta/llama")},
+		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://mine-fast/models/" + v1alpha1.CopyKey("team", "hf://meta/llama")},
 		{"a cache being deleted is not chosen", "hf://org/gone", nil, nil, ""},
-		{"a namespace cache on a claim, on any node", "hf://org/shared/v1", nil, onClaim, "LocalModelNamespaceCache/shared//pvc://models/models/" + v1alpha1.StorageKey("hf://org/shared") + "/v1"},
+		{"a namespace cache on a claim, on any node", "hf://org/shared/v1", nil, onClaim, "LocalModelNamespaceCache/shared//pvc://models/models/" + v1alpha1.CopyKey("team", "hf://org/shared") + "/v1"},
 		{"not for a service that names a node group", "hf://org/shared", map[string]string{v1alpha1.NodeGroupAnnotation: "fast"}, onClaim, ""},
 		{"no URI", "", nil, nil, ""},
 	}
@@ -69,8 +69,9 @@ func TestCheckRoom(t *testing.T) {
 	g := &v1alpha1.LocalModelNodeGroup{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: v1alpha1.LocalModelNodeGroupSpec{StorageLimit: resource.MustParse("100Gi")}}
 	a, b := cache("llama", "hf://meta/llama", "60Gi", "gpu"), cache("mistral", "hf://mistral/7b", "20Gi", "gpu")
 	other := cache("elsewhere", "hf://x/y", "90Gi", "cpu")
-	shared := nsCache("team", "llama-too", "hf://meta/llama", "60Gi", "gpu")
-	all := []v1alpha1.ModelCache{&a, &b, &other, &shared}
+	sameTeam := nsCache("team", "llama-too", "hf://mistral/7b", "20Gi", "gpu")
+	sameTeam2 := nsCache("team", "mistral-again", "hf://mistral/7b", "20Gi", "gpu")
+	all := []v1alpha1.ModelCache{&a, &b, &other}
 	cases := []struct {
 		name, uri, size, skip string
 		want                  string
@@ -84,11 +85,21 @@ func TestCheckRoom(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, CheckRoom(g, tc.uri, resource.MustParse(tc.size), all, tc.skip))
+			assert.Equal(t, tc.want, CheckRoom(g, "", tc.uri, resource.MustParse(tc.size), all, tc.skip))
 		})
 	}
 	u := UsageOf("gpu", all, "")
-	assert.Equal(t, "80Gi", u.Used.String(), "one copy of a URI two caches hold")
+	assert.Equal(t, "80Gi", u.Used.String())
+
+	// A namespace's caches keep a copy of their own: one of a cluster
+	// cache's URI takes room of its own, and shares only with its own
+	// namespace's caches.
+	assert.Equal(t, "node group gpu has a storageLimit of 100Gi and its caches take 80Gi (llama: 60Gi, mistral: 20Gi): 30Gi more makes 110Gi",
+		CheckRoom(g, "team", "hf://mistral/7b", resource.MustParse("30Gi"), all, ""), "a namespace cache of a cluster cache's URI is a copy of its own")
+	withTeam := []v1alpha1.ModelCache{&a, &b, &other, &sameTeam, &sameTeam2}
+	u = UsageOf("gpu", withTeam, "")
+	assert.Equal(t, "100Gi", u.Used.String(), "the cluster's copy and the namespace's, once each")
+	assert.Empty(t, CheckRoom(g, "team", "hf://mistral/7b", resource.MustParse("20Gi"), withTeam, ""), "a third cache of the namespace's copy takes no more room")
 }
 
 func node(name string, ready bool, labels map[string]string) corev1.Node {

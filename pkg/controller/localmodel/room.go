@@ -30,7 +30,7 @@ func UsageOf(group string, caches []v1alpha1.ModelCache, skip string) Usage {
 		if key == skip || c.GetDeletionTimestamp() != nil || !slices.Contains(spec.NodeGroups, group) {
 			continue
 		}
-		if sk := v1alpha1.StorageKey(spec.SourceModelUri); !seen[sk] {
+		if sk := v1alpha1.CopyKey(c.GetNamespace(), spec.SourceModelUri); !seen[sk] {
 			seen[sk] = true
 			u.Used.Add(spec.ModelSize)
 			u.Parts = append(u.Parts, key+": "+spec.ModelSize.String())
@@ -43,12 +43,12 @@ func UsageOf(group string, caches []v1alpha1.ModelCache, skip string) Usage {
 // CheckRoom says why a cache of size does not fit on g next to the caches
 // already there (their usage, the cache itself left out), or "" when it
 // fits. A cache of a URI already counted takes no more room.
-func CheckRoom(g *v1alpha1.LocalModelNodeGroup, uri string, size resource.Quantity, others []v1alpha1.ModelCache, skip string) string {
+func CheckRoom(g *v1alpha1.LocalModelNodeGroup, namespace, uri string, size resource.Quantity, others []v1alpha1.ModelCache, skip string) string {
 	u := UsageOf(g.Name, others, skip)
 	for _, c := range others {
 		key := v1alpha1.StatusKey(c.GetNamespace(), c.GetName())
 		if key != skip && c.GetDeletionTimestamp() == nil && slices.Contains(c.CacheSpec().NodeGroups, g.Name) &&
-			v1alpha1.StorageKey(c.CacheSpec().SourceModelUri) == v1alpha1.StorageKey(uri) {
+			v1alpha1.CopyKey(c.GetNamespace(), c.CacheSpec().SourceModelUri) == v1alpha1.CopyKey(namespace, uri) {
 			return ""
 		}
 	}

@@ -109,13 +109,14 @@ func download(uri, dir string) error {
 	}
 }
 
-// playKubelet runs every new download Job once: the download into the
-// group's disk at the Job's subPath, then the Job's (and its pod's) end.
-func playKubelet(ctx context.Context, t *testing.T, root string) {
+// playKubelet runs every new download Job of the node once, in any
+// namespace: the download into the group's disk at the Job's subPath, then
+// the Job's (and its pod's) end.
+func playKubelet(ctx context.Context, t *testing.T, nodeName, root string) {
 	done := map[types.UID]bool{}
 	for ctx.Err() == nil {
 		jobs := &batchv1.JobList{}
-		if err := k8s.List(ctx, jobs, client.InNamespace(jobNamespace)); err == nil {
+		if err := k8s.List(ctx, jobs, client.MatchingLabels{nodeagent.NodeLabel: nodeName}); err == nil {
 			for i := range jobs.Items {
 				j := &jobs.Items[i]
 				if done[j.UID] {
@@ -160,9 +161,11 @@ func finishJob(ctx context.Context, t *testing.T, j *batchv1.Job, failure error)
 	}
 }
 
+// eventually waits for a state: as long as it takes on a loaded machine,
+// up to two minutes, and no longer than it takes.
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !f() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -171,19 +174,55 @@ func eventually(t *testing.T, what string, f func() bool) {
 	}
 }
 
-func lmn(t *testing.T) *v1alpha1.LocalModelNode {
+func lmn(t *testing.T) *v1alpha1.LocalModelNode { return lmnOf(t, node) }
+
+func lmnOf(t *testing.T, name string) *v1alpha1.LocalModelNode {
 	t.Helper()
 	n := &v1alpha1.LocalModelNode{}
-	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Name: node}, n))
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Name: name}, n))
 	return n
 }
 
-// TestAgent: a model downloaded into its folder, with its size and digest
-// reported; a failing URL tried a bounded number of times, its reason in
-// the status, and no more Jobs after; a model taken off the list deleted.
-func TestAgent(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// setUp makes what every agent test needs, once per process and again
+// after it (so -count=N works): the Jobs' namespace, and serval-config with
+// a short resync and deletion grace period.
+func setUp(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ns := range []string{jobNamespace, "serval-system", "team"} {
+		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: "serval-system"},
+		Data: map[string]string{"localModel.reconcilationFrequencyInSecs": "1", "localModel.deleteGracePeriod": grace.String()}}
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, cm)))
+}
+
+// grace is the tests' deletion grace period.
+const grace = 3 * time.Second
+
+// startAgent runs an agent for node name on root until ctx ends, and
+// cleans up the node's LocalModelNode after the test.
+func startAgent(ctx context.Context, t *testing.T, name, root string) <-chan error {
+	t.Helper()
+	errs := make(chan error, 1)
+	go func() {
+		errs <- nodeagent.Run(ctx, env.Config, nodeagent.Options{Node: name, Group: group, Namespace: "serval-system", ModelsRoot: root,
+			HealthProbeAddr: "0", SkipNameValidation: true})
+	}()
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		// In the background: no garbage collector runs here to take the
+		// orphan finalizer off.
+		for _, ns := range []string{jobNamespace, "team"} {
+			_ = k8s.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name},
+				client.PropagationPolicy(metav1.DeletePropagationBackground))
+		}
+	})
+	return errs
+}
+
+// modelServer serves the small model at /tiny.tar.gz.
+func modelServer(t *testing.T) *httptest.Server {
 	body := tarball(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/tiny.tar.gz" {
@@ -192,14 +231,21 @@ func TestAgent(t *testing.T) {
 		}
 		_, _ = w.Write(body)
 	}))
-	defer srv.Close()
-	require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: jobNamespace}}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAgent: a model downloaded into its folder, with its size and digest
+// reported; a failing URL tried a bounded number of times, its reason in
+// the status, and no more Jobs after; a model taken off the list deleted.
+func TestAgent(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setUp(t)
+	srv := modelServer(t)
 	root := t.TempDir()
-	go playKubelet(ctx, t, root)
-	agentErr := make(chan error, 1)
-	go func() {
-		agentErr <- nodeagent.Run(ctx, env.Config, nodeagent.Options{Node: node, Group: group, Namespace: "serval-system", ModelsRoot: root, HealthProbeAddr: "0"})
-	}()
+	go playKubelet(ctx, t, node, root)
+	agentErr := startAgent(ctx, t, node, root)
 
 	good, bad := srv.URL+"/tiny.tar.gz", srv.URL+"/missing.tar.gz"
 	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: node}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
@@ -250,7 +296,7 @@ func TestAgent(t *testing.T) {
 		}
 		reasons := map[string]int{}
 		for _, ev := range evs.Items {
-			if ev.Regarding.Kind == "LocalModelNode" && ev.Regarding.Name == node {
+			if ev.Regarding.Kind == "LocalModelNode" && ev.Regarding.Name == node && ev.Regarding.UID == lmn(t).UID {
 				reasons[ev.Reason]++
 				if ev.Reason == "DownloadFailed" && !strings.Contains(ev.Note, "broken: BackoffLimitExceeded after 3 attempts") {
 					return false
@@ -260,15 +306,105 @@ func TestAgent(t *testing.T) {
 		return reasons["Downloading"] >= 4 && reasons["DownloadFailed"] == 1
 	})
 
-	// Taken off the list: its folder and its Jobs go, and its report.
+	// Taken off the list: its report goes at once, its folder after the
+	// grace period, with Events that say so and the folder's size.
 	n := lmn(t)
 	n.Spec.LocalModels = n.Spec.LocalModels[1:]
 	require.NoError(t, k8s.Update(ctx, n))
-	eventually(t, "the folder deleted", func() bool {
-		_, err := os.Stat(folder)
-		_, reported := lmn(t).Status.ModelStatus["tiny"]
-		return os.IsNotExist(err) && !reported
+	eventually(t, "the report gone", func() bool { _, reported := lmn(t).Status.ModelStatus["tiny"]; return !reported })
+	dropped := time.Now()
+	eventually(t, "the folder deleted", func() bool { _, err := os.Stat(folder); return os.IsNotExist(err) })
+	assert.GreaterOrEqual(t, time.Since(dropped), grace-time.Second, "kept for the grace period")
+	eventually(t, "the deletion's Events", func() bool {
+		return hasEvent(ctx, node, "DeletionScheduled", "models/"+v1alpha1.StorageKey(good)) &&
+			hasEvent(ctx, node, "Deleted", fmt.Sprintf("models/%s of node group %s (%d bytes)", v1alpha1.StorageKey(good), group, d.Bytes))
 	})
+	cancel()
+	require.NoError(t, <-agentErr)
+}
+
+// hasEvent reports whether an Event of reason on the node's LocalModelNode
+// says note.
+func hasEvent(ctx context.Context, name, reason, note string) bool {
+	evs := &eventsv1.EventList{}
+	if err := k8s.List(ctx, evs); err != nil {
+		return false
+	}
+	for _, ev := range evs.Items {
+		if ev.Regarding.Kind == "LocalModelNode" && ev.Regarding.Name == name && ev.Reason == reason && strings.Contains(ev.Note, note) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNothingDeletedWithoutTheList: the node's LocalModelNode deleted (by
+// hand, a restore) while a model is on the disk deletes neither the folder
+// nor anything else, for longer than the grace period; the list back,
+// the copy is found where it was, with no new download.
+func TestNothingDeletedWithoutTheList(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setUp(t)
+	srv := modelServer(t)
+	const name = "keeps-node"
+	root := t.TempDir()
+	go playKubelet(ctx, t, name, root)
+	agentErr := startAgent(ctx, t, name, root)
+	uri := srv.URL + "/tiny.tar.gz"
+	list := func() *v1alpha1.LocalModelNode {
+		return &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
+			{SourceModelUri: uri, ModelName: "kept", NodeGroup: group}}}}
+	}
+	require.NoError(t, k8s.Create(ctx, list()))
+	eventually(t, "downloaded", func() bool { return lmnOf(t, name).Status.ModelStatus["kept"] == v1alpha1.ModelDownloaded })
+	folder := filepath.Join(root, "models", v1alpha1.StorageKey(uri))
+
+	require.NoError(t, k8s.Delete(ctx, list()))
+	time.Sleep(2 * grace)
+	_, err := os.Stat(filepath.Join(folder, "config.json"))
+	require.NoError(t, err, "the copy stays without the list")
+
+	require.NoError(t, k8s.Create(ctx, list()))
+	eventually(t, "found again", func() bool { return lmnOf(t, name).Status.ModelStatus["kept"] == v1alpha1.ModelDownloaded })
+	jobs := &batchv1.JobList{}
+	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
+	assert.Len(t, jobs.Items, 1, "the copy kept is not downloaded again")
+	cancel()
+	require.NoError(t, <-agentErr)
+}
+
+// TestNamespaceCacheKeepsItsOwnCopy: a namespace's cache of a cluster
+// cache's URI is downloaded into a copy of its own, by a Job in its own
+// namespace; each cache's state is its own copy's.
+func TestNamespaceCacheKeepsItsOwnCopy(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setUp(t)
+	srv := modelServer(t)
+	const name = "tenant-node"
+	root := t.TempDir()
+	go playKubelet(ctx, t, name, root)
+	agentErr := startAgent(ctx, t, name, root)
+	uri := srv.URL + "/tiny.tar.gz"
+	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
+		{SourceModelUri: uri, ModelName: "admins", NodeGroup: group},
+		{SourceModelUri: uri, ModelName: "tenants", Namespace: "team", NodeGroup: group},
+	}}}))
+	eventually(t, "both downloaded", func() bool {
+		st := lmnOf(t, name).Status.ModelStatus
+		return st["admins"] == v1alpha1.ModelDownloaded && st[v1alpha1.StatusKey("team", "tenants")] == v1alpha1.ModelDownloaded
+	})
+	for _, key := range []string{v1alpha1.StorageKey(uri), v1alpha1.CopyKey("team", uri)} {
+		_, err := os.Stat(filepath.Join(root, "models", key, "config.json"))
+		assert.NoError(t, err, "the copy in models/%s", key)
+	}
+	assert.NotEqual(t, v1alpha1.StorageKey(uri), v1alpha1.CopyKey("team", uri))
+	for ns, want := range map[string]int{jobNamespace: 1, "team": 1} {
+		jobs := &batchv1.JobList{}
+		require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name}))
+		assert.Len(t, jobs.Items, want, "download Jobs in %s", ns)
+	}
 	cancel()
 	require.NoError(t, <-agentErr)
 }

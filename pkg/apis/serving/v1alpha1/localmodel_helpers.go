@@ -31,6 +31,21 @@ func StorageKey(uri string) string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
+// CopyKey is the folder of the copy a cache of namespace ("" for a
+// LocalModelCache) keeps of uri. Caches share a copy only within one
+// owner scope: the cluster caches of a URI share StorageKey(uri), as
+// KServe's do; a namespace's caches of a URI share a copy of their own,
+// which no cluster cache and no other namespace's cache ever uses. So a
+// namespace user's cache, downloaded with the user's credentials, can
+// never stand in for an administrator's model, nor the reverse.
+func CopyKey(namespace, uri string) string {
+	if namespace == "" {
+		return StorageKey(uri)
+	}
+	sum := sha256.Sum256([]byte("namespace/" + namespace + "\x00" + uri))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
 // MatchStorageURI reports whether a service's storage URI is a cache's URI
 // or under it, as KServe matches them: trailing slashes aside, equal, or
 // longer with a "/" right after the cache's URI.

@@ -47,5 +47,8 @@ func ServingVolumeName(cache, group, namespace string) string {
 	return cache + "-" + group + "-" + namespace
 }
 
-// ModelPath is the path of a URI's copy inside a group's volume.
-func ModelPath(uri string) string { return path.Join(v1alpha1.ModelsFolder, v1alpha1.StorageKey(uri)) }
+// ModelPath is the path inside a group's volume of the copy the caches of
+// namespace ("" for the cluster caches) keep of uri (see CopyKey).
+func ModelPath(namespace, uri string) string {
+	return path.Join(v1alpha1.ModelsFolder, v1alpha1.CopyKey(namespace, uri))
+}

@@ -186,10 +186,11 @@ func hashFile(w io.Writer, p string) (int64, error) {
 	return io.Copy(w, f)
 }
 
-// Space returns the free space and the size of the disk.
+// Space returns the free space and the size of the disk the models folder
+// is on (the agent mounts that folder alone).
 func (d Disk) Space() (free, total int64, err error) {
 	var st unix.Statfs_t
-	if err := unix.Statfs(d.Root, &st); err != nil {
+	if err := unix.Statfs(filepath.Join(d.Root, v1alpha1.ModelsFolder), &st); err != nil {
 		return 0, 0, err
 	}
 	return int64(st.Bavail) * st.Bsize, int64(st.Blocks) * st.Bsize, nil

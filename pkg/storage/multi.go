@@ -20,6 +20,12 @@ type Entry struct {
 // the kubelet mounts there.
 var systemDirs = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys", "/dev", "/var/run"}
 
+// SystemDirOf returns the system directory p is at or under, or "": the
+// directories of an image and of the kernel's interfaces, where a model
+// mounted would hide what a server needs, and where a node's model disk
+// would expose the node.
+func SystemDirOf(p string) string { return shadowed(p) }
+
 // shadowed returns the system directory p is at or under, or "".
 func shadowed(p string) string {
 	for _, d := range systemDirs {

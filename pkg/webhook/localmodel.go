@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -268,6 +269,30 @@ func (w LocalModelNodeGroup) ValidateDelete(ctx context.Context, g *v1alpha1.Loc
 		fmt.Errorf("node group %s is used by %s; take it off their nodeGroups first", g.Name, strings.Join(names, ", ")))
 }
 
+// groupPathProblem says why a node group's path cannot hold models, or "":
+// it is written by download Jobs and read by the agent on every node of the
+// group, so it is a folder of its own, never the node's root or a system
+// directory (where a download would write over the node itself).
+func groupPathProblem(p string) string {
+	switch {
+	case !path.IsAbs(p) || path.Clean(p) != p:
+		return "must be an absolute path, without \"..\" or a trailing \"/\""
+	case p == "/":
+		return "must not be the node's root: the models need a folder of their own"
+	case storage.SystemDirOf(p) != "":
+		return "must not be at or under " + storage.SystemDirOf(p) + ", a system directory of the node"
+	}
+	return ""
+}
+
+// hostPathField is the name of the group's volume source field.
+func hostPathField(g *v1alpha1.LocalModelNodeGroup) string {
+	if g.Spec.PersistentVolumeSpec.HostPath != nil {
+		return "hostPath"
+	}
+	return "local"
+}
+
 // validate checks a group: a hostPath or local volume (the node agent reads
 // the models on each node's disk), a positive limit, and a limit at least
 // what the caches that name it take (on update, when it is lowered; on
@@ -275,8 +300,10 @@ func (w LocalModelNodeGroup) ValidateDelete(ctx context.Context, g *v1alpha1.Loc
 func (w LocalModelNodeGroup) validate(ctx context.Context, g *v1alpha1.LocalModelNodeGroup, old *v1alpha1.LocalModelNodeGroup) error {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if children.HostPathOf(g) == "" {
+	if p := children.HostPathOf(g); p == "" {
 		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec"), "", "must be a hostPath or local volume: the node agent keeps the models on each node's disk"))
+	} else if why := groupPathProblem(p); why != "" {
+		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec", hostPathField(g), "path"), p, why))
 	}
 	if localmodel.Selector(g) == nil {
 		errs = append(errs, field.Required(spec.Child("persistentVolumeSpec", "nodeAffinity", "required"), "it selects the group's nodes"))

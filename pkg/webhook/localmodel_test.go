@@ -39,6 +39,17 @@ func TestModelCacheAdmission(t *testing.T) {
 	err := create(groupYAML("adm-nfs", "100Gi", "nfs: {server: nfs, path: /models}"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.persistentVolumeSpec: Invalid value: \"\": must be a hostPath or local volume")
+	for volume, want := range map[string]string{
+		"hostPath: {path: /}":               `spec.persistentVolumeSpec.hostPath.path: Invalid value: "/": must not be the node's root`,
+		"hostPath: {path: /etc/models}":     `spec.persistentVolumeSpec.hostPath.path: Invalid value: "/etc/models": must not be at or under /etc, a system directory of the node`,
+		"local: {path: /var/run}":           `spec.persistentVolumeSpec.local.path: Invalid value: "/var/run": must not be at or under /var/run`,
+		"hostPath: {path: /data/../etc}":    `must be an absolute path, without ".." or a trailing "/"`,
+		"hostPath: {path: relative/models}": `must be an absolute path`,
+	} {
+		err := create(groupYAML("adm-path", "100Gi", volume))
+		require.Error(t, err, volume)
+		assert.Contains(t, err.Error(), want, volume)
+	}
 
 	require.NoError(t, create(cacheYAML("adm-llama", "hf://meta/llama", "60Gi", "adm-gpu")))
 	require.NoError(t, create(cacheYAML("adm-mistral", "hf://mistral/7b", "20Gi", "adm-gpu")))

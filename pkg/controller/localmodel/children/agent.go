@@ -2,6 +2,7 @@ package children
 
 import (
 	"fmt"
+	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,8 +60,8 @@ type AgentInputs struct {
 // mismatch made it download again and again).
 func Agent(in AgentInputs) (apply.Object, error) {
 	g := in.Group
-	path := HostPathOf(g)
-	if path == "" {
+	hostPath := HostPathOf(g)
+	if hostPath == "" {
 		return apply.Object{}, fmt.Errorf("node group %s: its persistentVolumeSpec is neither a hostPath nor a local volume, so no agent can see its disk", g.Name)
 	}
 	labels := map[string]string{v1beta1.ComponentLabel: Component, NodeGroupLabel: g.Name, "app.kubernetes.io/name": "serval-node-agent"}
@@ -73,7 +74,7 @@ func Agent(in AgentInputs) (apply.Object, error) {
 		WithName("agent").WithImage(in.Image).WithCommand(AgentBinary).
 		WithArgs("--group="+g.Name, "--namespace="+in.Namespace, "--models-root="+AgentModelsRoot).
 		WithEnv(corev1ac.EnvVar().WithName("NODE_NAME").WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("spec.nodeName")))).
-		WithVolumeMounts(corev1ac.VolumeMount().WithName(agentVolume).WithMountPath(AgentModelsRoot)).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName(agentVolume).WithMountPath(path.Join(AgentModelsRoot, v1alpha1.ModelsFolder))).
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")})).
@@ -90,7 +91,9 @@ func Agent(in AgentInputs) (apply.Object, error) {
 				WithTolerations(corev1ac.Toleration().WithOperator(corev1.TolerationOpExists)).
 				WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsUser(1000).WithRunAsGroup(1000).WithRunAsNonRoot(true)).
 				WithContainers(container).
+				// Only the group's models folder: the agent works in nothing
+				// else of the node's disk (and measures its space there).
 				WithVolumes(corev1ac.Volume().WithName(agentVolume).WithHostPath(corev1ac.HostPathVolumeSource().
-					WithPath(path).WithType(corev1.HostPathDirectoryOrCreate))))))
+					WithPath(path.Join(hostPath, v1alpha1.ModelsFolder)).WithType(corev1.HostPathDirectoryOrCreate))))))
 	return apply.Object{GVK: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), Key: types.NamespacedName{Namespace: in.Namespace, Name: AgentName(g.Name)}, Spec: ds}, nil
 }

@@ -83,6 +83,10 @@ type LocalModel struct {
 	// localModel.deleteGracePeriod): a cache deleted by mistake and made
 	// again, or a list read in a bad moment, deletes nothing.
 	DeleteGracePeriod time.Duration
+	// FailOversizedCopies fails a copy larger than its cache's declared
+	// modelSize, and deletes it (key localModel.oversizedCopy: fail); else
+	// the copy is kept with a Warning Event (warn).
+	FailOversizedCopies bool
 }
 
 // LLMAutoscaling is the Prometheus a KEDA actuator of an
@@ -243,6 +247,7 @@ var Defaults = map[string]string{
 	"localModel.fsGroup":                              "1000",
 	"localModel.reconcilationFrequencyInSecs":         "60",
 	"localModel.deleteGracePeriod":                    "10m",
+	"localModel.oversizedCopy":                        "fail",
 	"templates.maxOutputBytes":                        "64Ki",
 	"templates.maxSteps":                              "100000",
 	"templates.maxRangeIterations":                    "10000",
@@ -359,6 +364,13 @@ func (p *parser) localModel() LocalModel {
 		JobNamespace: p.nonEmpty(prefix + "jobNamespace"), JobTTLSecondsAfterFinished: int32(p.positive(prefix + "jobTTLSecondsAfterFinished")),
 		MaxDownloadAttempts: int32(p.positive(prefix + "maxDownloadAttempts")), ResyncPeriod: time.Duration(p.positive(prefix+"reconcilationFrequencyInSecs")) * time.Second,
 		DeleteGracePeriod: p.duration(prefix+"deleteGracePeriod", true)}
+	switch v := p.value(prefix + "oversizedCopy"); v {
+	case "fail":
+		l.FailOversizedCopies = true
+	case "warn":
+	default:
+		p.fail(prefix+"oversizedCopy", v, "is fail or warn")
+	}
 	if msgs := validation.IsDNS1123Label(l.JobNamespace); l.JobNamespace != "" && len(msgs) > 0 {
 		p.fail(prefix+"jobNamespace", l.JobNamespace, "is not a namespace name: "+strings.Join(msgs, "; "))
 	}

@@ -149,6 +149,12 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	if has && prev.status == v1alpha1.ModelDownloaded && prev.detail.Digest != "" {
 		return prev, nil
 	}
+	if prev.detail.Reason == ReasonModelTooLarge && declared(e) >= 0 && prev.detail.Bytes > declared(e) {
+		// It did not fit, and the cache still declares less: downloading
+		// it again would only fill the disk again. A larger modelSize
+		// tries again.
+		return prev, nil
+	}
 	jobs, err := a.jobs(ctx, e, cfg)
 	if err != nil {
 		return modelState{}, err
@@ -170,10 +176,10 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	}
 	switch {
 	case latest != nil && jobSucceeded(latest) && has:
-		return a.measured(lmn, e, key, attempts, prev)
+		return a.measured(lmn, e, key, attempts, prev, cfg)
 	case has && latest == nil && prev.status == v1alpha1.ModelDownloaded:
 		// Downloaded before, its Jobs gone: measure it once.
-		return a.measured(lmn, e, key, prev.detail.Attempts, prev)
+		return a.measured(lmn, e, key, prev.detail.Attempts, prev, cfg)
 	case latest != nil && !jobFinished(latest):
 		st := modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}
 		if ptrValue(latest.Status.Ready) > 0 {
@@ -219,8 +225,11 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 // measured is the state of a copy on the disk: Downloaded with its size
 // and digest, or, when it holds a file that is not regular (a FIFO, a
 // device), a failed copy naming the file, with an Event: the agent never
-// reads such a file, and a model has none.
-func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, attempts int32, prev modelState) (modelState, error) {
+// reads such a file, and a model has none. A copy larger than its cache
+// declares fails and is deleted (localModel.oversizedCopy: fail), so that
+// one tenant's cache cannot fill a disk others share; or is kept with a
+// Warning (warn).
+func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, attempts int32, prev modelState, cfg *config.Config) (modelState, error) {
 	size, digest, err := a.Disk.Measure(key)
 	var irregular *IrregularFileError
 	if errors.As(err, &irregular) {
@@ -234,7 +243,36 @@ func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo
 	if err != nil {
 		return modelState{}, fmt.Errorf("measure the model %s: %w", e.SourceModelUri, err)
 	}
+	if limit := declared(e); limit >= 0 && size > limit {
+		msg := fmt.Sprintf("the copy of %s is %d bytes, and the cache declares modelSize %s (%d bytes), which its node group's storageLimit counts: "+
+			"raise modelSize, or cache a smaller model", e.SourceModelUri, size, e.ModelSize.String(), limit)
+		if !cfg.LocalModel.FailOversizedCopies {
+			if prev.status != v1alpha1.ModelDownloaded {
+				a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonModelTooLarge, "Measure", "%s: %s (kept: localModel.oversizedCopy is warn)", e.StatusKey(), msg)
+			}
+			return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+		}
+		if err := a.Disk.Remove(key); err != nil {
+			return modelState{}, fmt.Errorf("delete the oversized copy models/%s: %w", key, err)
+		}
+		a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonModelTooLarge, "Measure", "%s: %s; the copy was deleted", e.StatusKey(), msg)
+		return modelState{status: v1alpha1.ModelDownloadError, detail: v1alpha1.LocalModelDetail{Bytes: size, Attempts: attempts,
+			Reason: ReasonModelTooLarge, Message: msg}}, nil
+	}
 	return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+}
+
+// ReasonModelTooLarge is a copy's failure when it is larger than its
+// cache's declared modelSize.
+const ReasonModelTooLarge = "ModelTooLarge"
+
+// declared is the bytes an entry's cache declares, -1 when it declares
+// none (an entry written by an older manager).
+func declared(e v1alpha1.LocalModelInfo) int64 {
+	if e.ModelSize == nil {
+		return -1
+	}
+	return e.ModelSize.Value()
 }
 
 // ReasonIrregularFile is a copy's failure when its folder holds a file that

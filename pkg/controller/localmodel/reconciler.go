@@ -142,8 +142,9 @@ func (r *Reconciler) groups(ctx context.Context, names []string) (found []*v1alp
 // entryOf is the cache's entry in a node's list, for group.
 func entryOf(c v1alpha1.ModelCache, group string) v1alpha1.LocalModelInfo {
 	spec := c.CacheSpec()
+	size := spec.ModelSize.DeepCopy()
 	return v1alpha1.LocalModelInfo{SourceModelUri: spec.SourceModelUri, ModelName: c.GetName(), Namespace: c.GetNamespace(),
-		NodeGroup: group, ServiceAccountName: spec.ServiceAccountName, Storage: spec.Storage.DeepCopy()}
+		NodeGroup: group, ServiceAccountName: spec.ServiceAccountName, Storage: spec.Storage.DeepCopy(), ModelSize: &size}
 }
 
 // syncNodes lists the cache on every ready node of its groups (a node in

@@ -24,6 +24,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -405,6 +406,42 @@ func TestNamespaceCacheKeepsItsOwnCopy(t *testing.T) {
 		require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name}))
 		assert.Len(t, jobs.Items, want, "download Jobs in %s", ns)
 	}
+	cancel()
+	require.NoError(t, <-agentErr)
+}
+
+// TestOversizedCopyFails: a copy larger than its cache's declared
+// modelSize fails with both figures and is deleted, and is not downloaded
+// again while the cache declares less; a larger modelSize downloads it.
+func TestOversizedCopyFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setUp(t)
+	srv := modelServer(t)
+	const name = "oversize-node"
+	root := t.TempDir()
+	go playKubelet(ctx, t, name, root)
+	agentErr := startAgent(ctx, t, name, root)
+	uri := srv.URL + "/tiny.tar.gz"
+	small := resource.MustParse("1Ki")
+	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
+		{SourceModelUri: uri, ModelName: "liar", NodeGroup: group, ModelSize: &small}}}}))
+	eventually(t, "the copy failed", func() bool { return lmnOf(t, name).Status.ModelStatus["liar"] == v1alpha1.ModelDownloadError })
+	d := lmnOf(t, name).Status.Models["liar"]
+	assert.Equal(t, "ModelTooLarge", d.Reason)
+	assert.Contains(t, d.Message, fmt.Sprintf("is %d bytes, and the cache declares modelSize 1Ki (1024 bytes)", len(modelFiles["config.json"])+4096))
+	_, err := os.Stat(filepath.Join(root, "models", v1alpha1.StorageKey(uri)))
+	assert.True(t, os.IsNotExist(err), "the oversized copy is deleted")
+	time.Sleep(3 * time.Second)
+	jobs := &batchv1.JobList{}
+	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
+	assert.Len(t, jobs.Items, 1, "not downloaded again while the cache declares less")
+
+	n := lmnOf(t, name)
+	bigger := resource.MustParse("1Mi")
+	n.Spec.LocalModels[0].ModelSize = &bigger
+	require.NoError(t, k8s.Update(ctx, n))
+	eventually(t, "downloaded once it fits", func() bool { return lmnOf(t, name).Status.ModelStatus["liar"] == v1alpha1.ModelDownloaded })
 	cancel()
 	require.NoError(t, <-agentErr)
 }

@@ -280,6 +280,10 @@ type LocalModelInfo struct {
 	// Storage names the storage-config key the download uses.
 	// +optional
 	Storage *LocalModelStorageSpec `json:"storage,omitempty"`
+	// ModelSize is the size the cache declares, which its copy may not
+	// pass (its group's storageLimit counts it). (Serval's addition.)
+	// +optional
+	ModelSize *resource.Quantity `json:"modelSize,omitempty"`
 }
 
 // LocalModelNodeStatus is what a node holds, written by its agent.

@@ -268,7 +268,7 @@ func TestNamespaceCacheAndAgent(t *testing.T) {
 			return false
 		}
 		spec := ds.Spec.Template.Spec
-		return spec.Volumes[0].HostPath.Path == "/models" && spec.Affinity.NodeAffinity != nil
+		return spec.Volumes[0].HostPath.Path == "/models/models" && spec.Affinity.NodeAffinity != nil
 	})
 	setConfig(t, map[string]string{})
 	eventually(t, "the agent gone", func() bool {
@@ -313,7 +313,7 @@ func TestNamespaceCacheOnAClaim(t *testing.T) {
 	})
 	spec := job.Spec.Template.Spec
 	assert.Equal(t, "shared", spec.Volumes[0].PersistentVolumeClaim.ClaimName)
-	key := v1alpha1.StorageKey("hf://Qwen/qwen")
+	key := v1alpha1.CopyKey(ns, "hf://Qwen/qwen")
 	assert.Equal(t, "models/"+key, spec.Containers[0].VolumeMounts[0].SubPath)
 	assert.Nil(t, spec.Affinity, "on any node")
 	assert.Equal(t, int32(2), *job.Spec.BackoffLimit, "three attempts in all")

@@ -87,6 +87,13 @@ type LocalModel struct {
 	// modelSize, and deletes it (key localModel.oversizedCopy: fail); else
 	// the copy is kept with a Warning Event (warn).
 	FailOversizedCopies bool
+	// VerifyPeriod is how often the agent measures each copy again to
+	// check its files are as they were downloaded (key
+	// localModel.verifyPeriod); HashBytesPerSecond bounds what it reads to
+	// measure, all copies together (key localModel.hashBytesPerSecond);
+	// HashTimeout bounds one measure (key localModel.hashTimeout).
+	VerifyPeriod, HashTimeout time.Duration
+	HashBytesPerSecond        int64
 }
 
 // LLMAutoscaling is the Prometheus a KEDA actuator of an
@@ -248,6 +255,9 @@ var Defaults = map[string]string{
 	"localModel.reconcilationFrequencyInSecs":         "60",
 	"localModel.deleteGracePeriod":                    "10m",
 	"localModel.oversizedCopy":                        "fail",
+	"localModel.verifyPeriod":                         "24h",
+	"localModel.hashBytesPerSecond":                   "200Mi",
+	"localModel.hashTimeout":                          "2h",
 	"templates.maxOutputBytes":                        "64Ki",
 	"templates.maxSteps":                              "100000",
 	"templates.maxRangeIterations":                    "10000",
@@ -364,6 +374,9 @@ func (p *parser) localModel() LocalModel {
 		JobNamespace: p.nonEmpty(prefix + "jobNamespace"), JobTTLSecondsAfterFinished: int32(p.positive(prefix + "jobTTLSecondsAfterFinished")),
 		MaxDownloadAttempts: int32(p.positive(prefix + "maxDownloadAttempts")), ResyncPeriod: time.Duration(p.positive(prefix+"reconcilationFrequencyInSecs")) * time.Second,
 		DeleteGracePeriod: p.duration(prefix+"deleteGracePeriod", true)}
+	l.VerifyPeriod = p.duration(prefix+"verifyPeriod", false)
+	l.HashTimeout = p.duration(prefix+"hashTimeout", false)
+	l.HashBytesPerSecond = p.bytes(prefix + "hashBytesPerSecond")
 	switch v := p.value(prefix + "oversizedCopy"); v {
 	case "fail":
 		l.FailOversizedCopies = true

@@ -20,8 +20,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/config"
@@ -65,6 +68,11 @@ type Agent struct {
 	unwantedSince map[string]time.Time
 	// Clock, when set, is the time (tests); else time.Now.
 	Clock func() time.Time
+
+	hashOnce sync.Once
+	hasher   *hasher
+	// measures brings a reconcile when a measure ends.
+	measures chan event.GenericEvent
 }
 
 // Reconcile brings the node's copies in step with its LocalModelNode.
@@ -146,8 +154,8 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	if err != nil {
 		return modelState{}, err
 	}
-	if has && prev.status == v1alpha1.ModelDownloaded && prev.detail.Digest != "" {
-		return prev, nil
+	if has && prev.detail.Digest != "" && (prev.status == v1alpha1.ModelDownloaded || prev.detail.Reason == ReasonCopyChanged) {
+		return a.verified(lmn, e, key, prev, cfg), nil
 	}
 	if prev.detail.Reason == ReasonModelTooLarge && declared(e) >= 0 && prev.detail.Bytes > declared(e) {
 		// It did not fit, and the cache still declares less: downloading
@@ -176,10 +184,14 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	}
 	switch {
 	case latest != nil && jobSucceeded(latest) && has:
-		return a.measured(lmn, e, key, attempts, prev, cfg)
+		done := latest.CreationTimestamp.Time
+		if t := latest.Status.CompletionTime; t != nil {
+			done = t.Time
+		}
+		return a.measured(lmn, e, key, attempts, prev, cfg, done)
 	case has && latest == nil && prev.status == v1alpha1.ModelDownloaded:
 		// Downloaded before, its Jobs gone: measure it once.
-		return a.measured(lmn, e, key, prev.detail.Attempts, prev, cfg)
+		return a.measured(lmn, e, key, prev.detail.Attempts, prev, cfg, time.Time{})
 	case latest != nil && !jobFinished(latest):
 		st := modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: attempts}}
 		if ptrValue(latest.Status.Ready) > 0 {
@@ -229,8 +241,17 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 // declares fails and is deleted (localModel.oversizedCopy: fail), so that
 // one tenant's cache cannot fill a disk others share; or is kept with a
 // Warning (warn).
-func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, attempts int32, prev modelState, cfg *config.Config) (modelState, error) {
-	size, digest, err := a.Disk.Measure(key)
+//
+// The measure runs off the reconcile goroutine (see hasher): until it ends,
+// the copy is Downloading, "measuring the copy"; a measure that started
+// before downloaded (a copy since replaced) does not count.
+func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, attempts int32, prev modelState, cfg *config.Config, downloaded time.Time) (modelState, error) {
+	m, ok := a.hasherFor(cfg).Result(key, downloaded)
+	if !ok {
+		return modelState{status: v1alpha1.ModelDownloading, detail: v1alpha1.LocalModelDetail{Attempts: attempts,
+			Reason: "Measuring", Message: "measuring the copy's size and digest"}}, nil
+	}
+	size, digest, err := m.size, m.digest, m.err
 	var irregular *IrregularFileError
 	if errors.As(err, &irregular) {
 		msg := fmt.Sprintf("the copy of %s in models/%s: %v", e.SourceModelUri, key, err)
@@ -255,11 +276,75 @@ func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo
 		if err := a.Disk.Remove(key); err != nil {
 			return modelState{}, fmt.Errorf("delete the oversized copy models/%s: %w", key, err)
 		}
+		a.hasherFor(cfg).Forget(key)
 		a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonModelTooLarge, "Measure", "%s: %s; the copy was deleted", e.StatusKey(), msg)
 		return modelState{status: v1alpha1.ModelDownloadError, detail: v1alpha1.LocalModelDetail{Bytes: size, Attempts: attempts,
 			Reason: ReasonModelTooLarge, Message: msg}}, nil
 	}
 	return modelState{status: v1alpha1.ModelDownloaded, detail: v1alpha1.LocalModelDetail{Bytes: size, Digest: digest, Attempts: attempts}}, nil
+}
+
+// verified is the state of a copy measured before: while its files are as
+// they were (the same digest, re-measured every localModel.verifyPeriod off
+// the reconcile goroutine), Downloaded; once they differ (written by hand,
+// by a pod that mounted it writable, by a fault), ModelDownloadError,
+// reason CopyChanged, naming both digests, with an Event, until the files
+// are as they were again or the folder is deleted (the agent then
+// downloads it again). A changed copy is never deleted by the agent: pods
+// may be reading it.
+func (a *Agent) verified(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, prev modelState, cfg *config.Config) modelState {
+	m, ok := a.hasherFor(cfg).Result(key, a.now().Add(-cfg.LocalModel.VerifyPeriod))
+	if !ok {
+		return prev
+	}
+	var irregular *IrregularFileError
+	switch {
+	case errors.As(m.err, &irregular):
+		msg := fmt.Sprintf("the copy of %s in models/%s: %v", e.SourceModelUri, key, m.err)
+		if prev.detail.Reason != ReasonIrregularFile {
+			a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonIrregularFile, "Measure", "%s: %s", e.StatusKey(), msg)
+		}
+		detail := prev.detail
+		detail.Reason, detail.Message = ReasonIrregularFile, msg
+		return modelState{status: v1alpha1.ModelDownloadError, detail: detail}
+	case m.err != nil:
+		// Not a fact about the copy (a deadline, a read error): the state
+		// stays, and the next period measures again.
+		log.Log.Info("Could not verify a copy", "folder", key, "error", m.err.Error())
+		return prev
+	case m.digest == prev.detail.Digest:
+		detail := prev.detail
+		detail.Reason, detail.Message = "", ""
+		return modelState{status: v1alpha1.ModelDownloaded, detail: detail}
+	}
+	msg := fmt.Sprintf("the files of the copy of %s in models/%s changed since it was downloaded: its digest was %s and is %s (%d bytes); "+
+		"delete the folder on the node to download it again", e.SourceModelUri, key, prev.detail.Digest, m.digest, m.size)
+	if prev.detail.Reason != ReasonCopyChanged {
+		a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, ReasonCopyChanged, "Verify", "%s: %s", e.StatusKey(), msg)
+	}
+	detail := prev.detail
+	detail.Reason, detail.Message = ReasonCopyChanged, msg
+	return modelState{status: v1alpha1.ModelDownloadError, detail: detail}
+}
+
+// ReasonCopyChanged is a copy's failure when its files no longer have the
+// digest they were downloaded with.
+const ReasonCopyChanged = "CopyChanged"
+
+// hasherFor is the agent's hasher, made on first use with cfg's budget.
+func (a *Agent) hasherFor(cfg *config.Config) *hasher {
+	a.hashOnce.Do(func() {
+		a.hasher = newHasher(a.Disk, cfg.LocalModel.HashBytesPerSecond, cfg.LocalModel.HashTimeout, a.measuredOne, a.now)
+	})
+	return a.hasher
+}
+
+// measuredOne brings a reconcile of the node once a measure ends.
+func (a *Agent) measuredOne() {
+	select {
+	case a.measures <- event.GenericEvent{Object: &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: a.Node}}}:
+	default: // one is pending already
+	}
 }
 
 // ReasonModelTooLarge is a copy's failure when it is larger than its
@@ -472,6 +557,9 @@ func (a *Agent) removeAfterGrace(ctx context.Context, keys []string, want map[st
 		if err := a.Disk.Remove(k); err != nil {
 			return fmt.Errorf("delete the model folder %s: %w", k, err)
 		}
+		if a.hasher != nil {
+			a.hasher.Forget(k)
+		}
 		delete(a.unwantedSince, k)
 		a.Recorder.Eventf(on, nil, corev1.EventTypeNormal, "Deleted", "Delete",
 			"deleted the folder models/%s of node group %s (%d bytes): no cache has wanted it for %s", k, a.Group, size, grace)
@@ -601,10 +689,12 @@ func ptrValue(p *int32) int32 {
 // change of its list), and the Jobs it made (their progress).
 func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 	a.credentials = credentials.NewMemo()
+	a.measures = make(chan event.GenericEvent, 1)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("serval-node-agent").
 		For(&v1alpha1.LocalModelNode{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
+		WatchesRawSource(source.Channel(a.measures, &handler.EnqueueRequestForObject{})).
 		Complete(a)
 }
 

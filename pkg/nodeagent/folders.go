@@ -115,6 +115,11 @@ func (d Disk) Size(key string) (int64, error) {
 // other kind of file fails the measure with an *IrregularFileError, before
 // a byte is read: only regular files are ever opened.
 func (d Disk) Measure(key string) (int64, string, error) {
+	return d.measure(key, func(r io.Reader) io.Reader { return r })
+}
+
+// measure is Measure reading each file through wrap (a budget, a deadline).
+func (d Disk) measure(key string, wrap func(io.Reader) io.Reader) (int64, string, error) {
 	root := d.dir(key)
 	var paths []string
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
@@ -157,7 +162,7 @@ func (d Disk) Measure(key string) (int64, string, error) {
 			rel, _ := filepath.Rel(root, p)
 			return 0, "", &IrregularFileError{Path: filepath.ToSlash(rel), Mode: info.Mode().Type()}
 		}
-		n, err := hashFile(h, p)
+		n, err := hashFile(h, p, wrap)
 		if err != nil {
 			return 0, "", err
 		}
@@ -169,7 +174,7 @@ func (d Disk) Measure(key string) (int64, string, error) {
 // hashFile copies a regular file into w. It opens without blocking and
 // without following a link, and checks the opened file is regular: a file
 // swapped for a FIFO after the walk is never read.
-func hashFile(w io.Writer, p string) (int64, error) {
+func hashFile(w io.Writer, p string, wrap func(io.Reader) io.Reader) (int64, error) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, &fs.PathError{Op: "open", Path: p, Err: err}
@@ -183,7 +188,8 @@ func hashFile(w io.Writer, p string) (int64, error) {
 	if !info.Mode().IsRegular() {
 		return 0, &IrregularFileError{Path: filepath.Base(p), Mode: info.Mode().Type()}
 	}
-	return io.Copy(w, f)
+	buf := make([]byte, hashBurst)
+	return io.CopyBuffer(w, wrap(f), buf)
 }
 
 // Space returns the free space and the size of the disk the models folder

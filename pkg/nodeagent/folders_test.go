@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,7 +48,7 @@ func TestMeasureReadsOnlyRegularFiles(t *testing.T) {
 func TestHashFileRefusesAFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "pipe")
 	require.NoError(t, unix.Mkfifo(p, 0o644))
-	_, err := hashFile(nil, p)
+	_, err := hashFile(nil, p, func(r io.Reader) io.Reader { return r })
 	var irregular *IrregularFileError
 	assert.True(t, errors.As(err, &irregular), "got %v", err)
 }

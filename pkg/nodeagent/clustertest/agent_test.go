@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/testenv"
@@ -184,6 +185,17 @@ func lmnOf(t *testing.T, name string) *v1alpha1.LocalModelNode {
 	return n
 }
 
+// updateList changes a node's list, again on a conflict with the agent's
+// status writes.
+func updateList(t *testing.T, name string, change func(*v1alpha1.LocalModelNode)) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n := lmnOf(t, name)
+		change(n)
+		return k8s.Update(context.Background(), n)
+	}))
+}
+
 // setUp makes what every agent test needs, once per process and again
 // after it (so -count=N works): the Jobs' namespace, and serval-config with
 // a short resync and deletion grace period.
@@ -194,7 +206,7 @@ func setUp(t *testing.T) {
 		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: "serval-system"},
-		Data: map[string]string{"localModel.reconcilationFrequencyInSecs": "1", "localModel.deleteGracePeriod": grace.String()}}
+		Data: map[string]string{"localModel.reconcilationFrequencyInSecs": "1", "localModel.deleteGracePeriod": grace.String(), "localModel.verifyPeriod": "1s"}}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, cm)))
 }
 
@@ -309,9 +321,7 @@ func TestAgent(t *testing.T) {
 
 	// Taken off the list: its report goes at once, its folder after the
 	// grace period, with Events that say so and the folder's size.
-	n := lmn(t)
-	n.Spec.LocalModels = n.Spec.LocalModels[1:]
-	require.NoError(t, k8s.Update(ctx, n))
+	updateList(t, node, func(n *v1alpha1.LocalModelNode) { n.Spec.LocalModels = n.Spec.LocalModels[1:] })
 	eventually(t, "the report gone", func() bool { _, reported := lmn(t).Status.ModelStatus["tiny"]; return !reported })
 	dropped := time.Now()
 	eventually(t, "the folder deleted", func() bool { _, err := os.Stat(folder); return os.IsNotExist(err) })
@@ -437,11 +447,45 @@ func TestOversizedCopyFails(t *testing.T) {
 	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
 	assert.Len(t, jobs.Items, 1, "not downloaded again while the cache declares less")
 
-	n := lmnOf(t, name)
 	bigger := resource.MustParse("1Mi")
-	n.Spec.LocalModels[0].ModelSize = &bigger
-	require.NoError(t, k8s.Update(ctx, n))
+	updateList(t, name, func(n *v1alpha1.LocalModelNode) { n.Spec.LocalModels[0].ModelSize = &bigger })
 	eventually(t, "downloaded once it fits", func() bool { return lmnOf(t, name).Status.ModelStatus["liar"] == v1alpha1.ModelDownloaded })
+	cancel()
+	require.NoError(t, <-agentErr)
+}
+
+// TestChangedCopyIsReported: a copy whose files change after its download
+// (a pod that mounted it writable) is reported as failed, naming both
+// digests, with an Event, and is not deleted; put back as it was, it is
+// Downloaded again.
+func TestChangedCopyIsReported(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setUp(t)
+	srv := modelServer(t)
+	const name = "verify-node"
+	root := t.TempDir()
+	go playKubelet(ctx, t, name, root)
+	agentErr := startAgent(ctx, t, name, root)
+	uri := srv.URL + "/tiny.tar.gz"
+	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
+		{SourceModelUri: uri, ModelName: "watched", NodeGroup: group}}}}))
+	eventually(t, "downloaded", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloaded })
+	digest := lmnOf(t, name).Status.Models["watched"].Digest
+
+	config := filepath.Join(root, "models", v1alpha1.StorageKey(uri), "config.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"architectures":["Evil"]}`), 0o644))
+	eventually(t, "the change reported", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloadError })
+	d := lmnOf(t, name).Status.Models["watched"]
+	assert.Equal(t, "CopyChanged", d.Reason)
+	assert.Contains(t, d.Message, "its digest was "+digest+" and is ")
+	assert.Equal(t, digest, d.Digest, "the digest it was downloaded with stays")
+	eventually(t, "the Event", func() bool { return hasEvent(ctx, name, "CopyChanged", "watched: the files of the copy") })
+	_, err := os.Stat(config)
+	require.NoError(t, err, "a changed copy is not deleted: pods may read it")
+
+	require.NoError(t, os.WriteFile(config, []byte(modelFiles["config.json"]), 0o644))
+	eventually(t, "as it was again", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloaded })
 	cancel()
 	require.NoError(t, <-agentErr)
 }

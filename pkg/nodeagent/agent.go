@@ -63,7 +63,7 @@ type Agent struct {
 	// status key: a reconcile before the cache shows a new Job must not
 	// create a second.
 	mu      sync.Mutex
-	created map[string]string
+	created map[string]createdJob
 	// unwantedSince is when each folder no entry wants was first seen so.
 	unwantedSince map[string]time.Time
 	// Clock, when set, is the time (tests); else time.Now.
@@ -167,13 +167,22 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	if err != nil {
 		return modelState{}, err
 	}
-	if name, ok := a.pending(e.StatusKey()); ok {
-		if !slices.ContainsFunc(jobs, func(j batchv1.Job) bool { return j.Name == name }) {
+	if created, ok := a.pending(e.StatusKey()); ok {
+		switch {
+		case slices.ContainsFunc(jobs, func(j batchv1.Job) bool { return j.Name == created.name }):
+			a.forget(e.StatusKey())
+		case a.now().Sub(created.at) < UnseenJobDeadline:
 			// Created by an earlier reconcile; the cache has not shown it
 			// yet, and a second must not be made meanwhile.
 			return modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: int32(len(jobs) + 1)}}, nil
+		default:
+			lost, err := a.lostJob(ctx, lmn, e, created)
+			if err != nil || !lost {
+				return modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: int32(len(jobs) + 1),
+					Reason: "JobNotSeen", Message: fmt.Sprintf("Job %s/%s was created %s ago and the agent's cache has not shown it yet",
+						created.namespace, created.name, a.now().Sub(created.at).Round(time.Second))}}, err
+			}
 		}
-		a.forget(e.StatusKey())
 	}
 	attempts := int32(len(jobs))
 	var latest *batchv1.Job
@@ -228,7 +237,7 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 	}
 	a.Recorder.Eventf(lmn, job, corev1.EventTypeNormal, "Downloading", "Download", "%s from %s: Job %s/%s, attempt %d of %d",
 		e.StatusKey(), e.SourceModelUri, job.Namespace, job.Name, attempts+1, cfg.LocalModel.MaxDownloadAttempts)
-	a.remember(e.StatusKey(), job.Name)
+	a.remember(e.StatusKey(), job)
 	failure.Attempts++
 	st := modelState{status: v1alpha1.ModelDownloadPending, detail: failure}
 	return st, nil
@@ -640,11 +649,40 @@ func roundedGi(n int64) *resource.Quantity {
 	return resource.NewQuantity(n/tenth*tenth, resource.BinarySI)
 }
 
-func (a *Agent) pending(key string) (string, bool) {
+func (a *Agent) pending(key string) (createdJob, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	name, ok := a.created[key]
-	return name, ok
+	j, ok := a.created[key]
+	return j, ok
+}
+
+// createdJob is a download Job the agent created and its cache has not
+// shown yet.
+type createdJob struct {
+	namespace, name string
+	at              time.Time
+}
+
+// UnseenJobDeadline is how long a Job the agent created may stay unseen
+// by its cache before the agent looks for it at the API server.
+const UnseenJobDeadline = time.Minute
+
+// lostJob looks for a Job the cache has not shown past the deadline at the
+// API server: still there, the cache lags, and the agent waits; gone
+// (deleted before the cache saw it), it is forgotten, with an Event, and
+// the next attempt may start.
+func (a *Agent) lostJob(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, created createdJob) (bool, error) {
+	err := a.Reader.Get(ctx, types.NamespacedName{Namespace: created.namespace, Name: created.name}, &batchv1.Job{})
+	if err == nil {
+		return false, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("look for the download Job %s/%s: %w", created.namespace, created.name, err)
+	}
+	a.forget(e.StatusKey())
+	a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, "JobLost", "Download", "%s: Job %s/%s, created %s ago, is gone before the agent saw it run; starting another",
+		e.StatusKey(), created.namespace, created.name, a.now().Sub(created.at).Round(time.Second))
+	return true, nil
 }
 
 func (a *Agent) forget(key string) {
@@ -653,13 +691,13 @@ func (a *Agent) forget(key string) {
 	delete(a.created, key)
 }
 
-func (a *Agent) remember(key, job string) {
+func (a *Agent) remember(key string, job *batchv1.Job) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.created == nil {
-		a.created = map[string]string{}
+		a.created = map[string]createdJob{}
 	}
-	a.created[key] = job
+	a.created[key] = createdJob{namespace: job.Namespace, name: job.Name, at: a.now()}
 }
 
 func jobSucceeded(j *batchv1.Job) bool {

@@ -234,6 +234,25 @@ func startAgent(ctx context.Context, t *testing.T, name, root string) <-chan err
 	return errs
 }
 
+// runNode runs an agent for node name on a disk of its own, with the test
+// playing the node's kubelet and a server of the small model: it returns
+// the test's context, the disk, the model's URI, and stop, which ends the
+// agent and fails the test if it stopped with an error.
+func runNode(t *testing.T, name string) (ctx context.Context, root, uri string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	setUp(t)
+	srv := modelServer(t)
+	root = t.TempDir()
+	go playKubelet(ctx, t, name, root)
+	agentErr := startAgent(ctx, t, name, root)
+	return ctx, root, srv.URL + "/tiny.tar.gz", func() {
+		cancel()
+		require.NoError(t, <-agentErr)
+	}
+}
+
 // modelServer serves the small model at /tiny.tar.gz.
 func modelServer(t *testing.T) *httptest.Server {
 	body := tarball(t)
@@ -354,15 +373,8 @@ func hasEvent(ctx context.Context, name, reason, note string) bool {
 // nor anything else, for longer than the grace period; the list back,
 // the copy is found where it was, with no new download.
 func TestNothingDeletedWithoutTheList(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	setUp(t)
-	srv := modelServer(t)
 	const name = "keeps-node"
-	root := t.TempDir()
-	go playKubelet(ctx, t, name, root)
-	agentErr := startAgent(ctx, t, name, root)
-	uri := srv.URL + "/tiny.tar.gz"
+	ctx, root, uri, stop := runNode(t, name)
 	list := func() *v1alpha1.LocalModelNode {
 		return &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
 			{SourceModelUri: uri, ModelName: "kept", NodeGroup: group}}}}
@@ -381,23 +393,15 @@ func TestNothingDeletedWithoutTheList(t *testing.T) {
 	jobs := &batchv1.JobList{}
 	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
 	assert.Len(t, jobs.Items, 1, "the copy kept is not downloaded again")
-	cancel()
-	require.NoError(t, <-agentErr)
+	stop()
 }
 
 // TestNamespaceCacheKeepsItsOwnCopy: a namespace's cache of a cluster
 // cache's URI is downloaded into a copy of its own, by a Job in its own
 // namespace; each cache's state is its own copy's.
 func TestNamespaceCacheKeepsItsOwnCopy(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	setUp(t)
-	srv := modelServer(t)
 	const name = "tenant-node"
-	root := t.TempDir()
-	go playKubelet(ctx, t, name, root)
-	agentErr := startAgent(ctx, t, name, root)
-	uri := srv.URL + "/tiny.tar.gz"
+	ctx, root, uri, stop := runNode(t, name)
 	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
 		{SourceModelUri: uri, ModelName: "admins", NodeGroup: group},
 		{SourceModelUri: uri, ModelName: "tenants", Namespace: "team", NodeGroup: group},
@@ -416,23 +420,15 @@ func TestNamespaceCacheKeepsItsOwnCopy(t *testing.T) {
 		require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name}))
 		assert.Len(t, jobs.Items, want, "download Jobs in %s", ns)
 	}
-	cancel()
-	require.NoError(t, <-agentErr)
+	stop()
 }
 
 // TestOversizedCopyFails: a copy larger than its cache's declared
 // modelSize fails with both figures and is deleted, and is not downloaded
 // again while the cache declares less; a larger modelSize downloads it.
 func TestOversizedCopyFails(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	setUp(t)
-	srv := modelServer(t)
 	const name = "oversize-node"
-	root := t.TempDir()
-	go playKubelet(ctx, t, name, root)
-	agentErr := startAgent(ctx, t, name, root)
-	uri := srv.URL + "/tiny.tar.gz"
+	ctx, root, uri, stop := runNode(t, name)
 	small := resource.MustParse("1Ki")
 	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
 		{SourceModelUri: uri, ModelName: "liar", NodeGroup: group, ModelSize: &small}}}}))
@@ -450,8 +446,7 @@ func TestOversizedCopyFails(t *testing.T) {
 	bigger := resource.MustParse("1Mi")
 	updateList(t, name, func(n *v1alpha1.LocalModelNode) { n.Spec.LocalModels[0].ModelSize = &bigger })
 	eventually(t, "downloaded once it fits", func() bool { return lmnOf(t, name).Status.ModelStatus["liar"] == v1alpha1.ModelDownloaded })
-	cancel()
-	require.NoError(t, <-agentErr)
+	stop()
 }
 
 // TestChangedCopyIsReported: a copy whose files change after its download
@@ -459,15 +454,8 @@ func TestOversizedCopyFails(t *testing.T) {
 // digests, with an Event, and is not deleted; put back as it was, it is
 // Downloaded again.
 func TestChangedCopyIsReported(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	setUp(t)
-	srv := modelServer(t)
 	const name = "verify-node"
-	root := t.TempDir()
-	go playKubelet(ctx, t, name, root)
-	agentErr := startAgent(ctx, t, name, root)
-	uri := srv.URL + "/tiny.tar.gz"
+	ctx, root, uri, stop := runNode(t, name)
 	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
 		{SourceModelUri: uri, ModelName: "watched", NodeGroup: group}}}}))
 	eventually(t, "downloaded", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloaded })
@@ -486,6 +474,5 @@ func TestChangedCopyIsReported(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(config, []byte(modelFiles["config.json"]), 0o644))
 	eventually(t, "as it was again", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloaded })
-	cancel()
-	require.NoError(t, <-agentErr)
+	stop()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/storage"
 	"github.com/serval-dev/serval/pkg/strtemplate"
 )
 
@@ -80,6 +81,7 @@ func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, l
 		return nil, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
 	warnings, errs := v1alpha2.Validate(svc, prev)
+	errs = append(errs, storage.CheckURIs(v1alpha2.StorageURIs(&svc.Spec))...)
 	errs = append(errs, llmTemplateBombs(svc, limits)...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
@@ -118,7 +120,7 @@ func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1al
 func (w LLMInferenceServiceConfig) validate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig, prev *v1alpha2.LLMInferenceServiceSpec) (admission.Warnings, error) {
 	errs := strictErrors(ctx, cfg)
 	if len(errs) == 0 {
-		errs = v1alpha2.ValidateConfig(cfg)
+		errs = append(v1alpha2.ValidateConfig(cfg), storage.CheckURIs(v1alpha2.StorageURIs(&cfg.Spec))...)
 	}
 	if len(errs) == 0 {
 		// A preset renders over each service that uses it; one named after

@@ -40,6 +40,10 @@ func TestLLMInferenceServiceAdmission(t *testing.T) {
 	tests := []struct{ name, kind, spec, want string }{
 		{"no model", "LLMInferenceService", "  replicas: 1\n",
 			"spec.model.uri: Required value: the model's storage URI is required"},
+		{"a model URI the storage initializer cannot fetch", "LLMInferenceService", "  model: {uri: ftp://models/llama}\n",
+			`spec.model.uri: Invalid value: "ftp://models/llama": storageUri scheme "ftp" is not supported`},
+		{"a preset's model URI likewise", "LLMInferenceServiceConfig", "  model: {uri: ftp://models/llama}\n",
+			`spec.model.uri: Invalid value: "ftp://models/llama": storageUri scheme "ftp" is not supported`},
 		{"a worker without parallelism across nodes", "LLMInferenceService", "  model: {uri: hf://org/m}\n  worker: {containers: [{name: main}]}\n",
 			"spec.worker: Invalid value: \"set\": a worker runs each replica across nodes: set spec.parallelism to data parallelism"},
 		{"scaling beside replicas", "LLMInferenceService", "  model: {uri: hf://org/m}\n  replicas: 2\n  scaling: {maxReplicas: 3, wva: {hpa: {}}}\n",

@@ -21,6 +21,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/storage"
 )
 
 // Reconciler reconciles LLMInferenceServices.
@@ -109,7 +110,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 			s.svc.DecodeError+"; fix the field (kubectl edit) or delete the LLMInferenceService")
 		return nil
 	}
-	if _, errs := v1alpha2.Validate(s.defaulted, nil); len(errs) > 0 {
+	_, errs := v1alpha2.Validate(s.defaulted, nil)
+	if errs = append(errs, storage.CheckURIs(v1alpha2.StorageURIs(&s.defaulted.Spec))...); len(errs) > 0 {
 		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidSpec", errs.ToAggregate().Error())
 		return nil
 	}

@@ -60,7 +60,8 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 		return nil
 	}
 	s.applied, s.spec = res.Applied, &res.Spec
-	if errs := v1alpha2.ValidateCombined(s.spec, s.defaulted.ModelName()); len(errs) > 0 {
+	errs := v1alpha2.ValidateCombined(s.spec, s.defaulted.ModelName())
+	if errs = append(errs, storage.CheckURIs(v1alpha2.StorageURIs(s.spec))...); len(errs) > 0 {
 		s.fail(v1alpha2.ConditionPresetsCombined, "InvalidRenderedConfig", fmt.Sprintf(
 			"the spec merged from [%s] is invalid: %s", fmtApplied(res.Applied), errs.ToAggregate().Error()))
 	}

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/serval-dev/serval/pkg/storage"
 )
 
 // notYet is the message of a KServe field Serval does not implement yet.
@@ -75,11 +73,6 @@ func ValidateConfig(cfg *LLMInferenceServiceConfig) field.ErrorList {
 func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
-	if s.Model.URI != "" && !hasTemplate(s.Model.URI) {
-		if _, err := storage.Parse(s.Model.URI); err != nil {
-			errs = append(errs, field.Invalid(spec.Child("model", "uri"), s.Model.URI, err.Error()))
-		}
-	}
 	errs = append(errs, refuseUnsupported(s)...)
 	errs = append(errs, validateWorkloads(s)...)
 	errs = append(errs, validateScheduler(s.Router)...)
@@ -88,6 +81,34 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 	errs = append(errs, validateTraffic(s.Router)...)
 	errs = append(errs, validateTracing(s.Tracing)...)
 	return errs
+}
+
+// URIRef is a storage URI of a spec and its field.
+type URIRef struct {
+	Path *field.Path
+	URI  string
+}
+
+// StorageURIs are the spec's storage URIs that a check of their form must
+// see (the model's, the adapters'), leaving out those that hold a template
+// (rendered later) and the adapters' of a scheme ValidateSpec refuses. The
+// form is the storage package's to check (storage.CheckURIs): API types
+// import nothing above them.
+func StorageURIs(s *LLMInferenceServiceSpec) []URIRef {
+	spec := field.NewPath("spec")
+	var out []URIRef
+	if s.Model.URI != "" && !hasTemplate(s.Model.URI) {
+		out = append(out, URIRef{Path: spec.Child("model", "uri"), URI: s.Model.URI})
+	}
+	if l := s.Model.LoRA; l != nil {
+		for i, a := range l.Adapters {
+			scheme, _, _ := strings.Cut(a.URI, "://")
+			if a.URI != "" && !hasTemplate(a.URI) && slices.Contains([]string{"hf", "s3", "pvc"}, scheme) {
+				out = append(out, URIRef{Path: spec.Child("model", "lora", "adapters").Index(i).Child("uri"), URI: a.URI})
+			}
+		}
+	}
+	return out
 }
 
 // refuseUnsupported refuses, by name, the KServe fields Serval does not
@@ -271,8 +292,6 @@ func validateLoRA(l *LoRASpec, baseModel string, p *field.Path) field.ErrorList 
 		default:
 			if scheme, _, _ := strings.Cut(a.URI, "://"); !slices.Contains([]string{"hf", "s3", "pvc"}, scheme) {
 				errs = append(errs, field.Invalid(up, a.URI, "a LoRA adapter is stored at an hf://, s3:// or pvc:// URI"))
-			} else if _, err := storage.Parse(a.URI); err != nil {
-				errs = append(errs, field.Invalid(up, a.URI, err.Error()))
 			}
 		}
 	}

@@ -34,8 +34,6 @@ func TestValidate(t *testing.T) {
 		{name: "a model alone", svc: service(nil)},
 		{name: "no model URI", svc: service(func(s *LLMInferenceServiceSpec) { s.Model.URI = "" }),
 			want: []string{"spec.model.uri: Required value: the model's storage URI is required (hf://, s3://, gs://, pvc://, oci://...)"}},
-		{name: "an unknown scheme", svc: service(func(s *LLMInferenceServiceSpec) { s.Model.URI = "ftp://models/llama" }),
-			want: []string{`spec.model.uri: Invalid value: "ftp://models/llama": storageUri scheme "ftp" is not supported; use gs://, s3://, http(s)://, hf://, pvc:// or oci:// (oci+native://, oci+fetch://)`}},
 		{name: "a field Serval does not implement, by name", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Model.Confidential = rawJSON
 		}), want: []string{"spec.model.confidential: Forbidden: spec.model.confidential is not supported by Serval yet"}},

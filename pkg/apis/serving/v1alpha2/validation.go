@@ -84,6 +84,7 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 }
 
 // URIRef is a storage URI of a spec and its field.
+// +kubebuilder:object:generate=false
 type URIRef struct {
 	Path *field.Path
 	URI  string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +46,9 @@ type Reconciler struct {
 	// ServiceAccounts.
 	credentials *credentials.Memo
 	caBundles   *cabundle.Copier
+	// groupWaits counts, by service, the checks a deleted routing-group
+	// member has made in a row while another member still routes to it.
+	groupWaits groupWaits
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=llminferenceservices;llminferenceserviceconfigs,verbs=get;list;watch
@@ -85,22 +89,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 }
 
 // reconcileDeletion lets a deleted service go: at once, or once no other
-// member of its routing group routes to it, polling until then (the other
-// members' routes are not watched on its behalf).
+// member of its routing group routes to it. The other members' routes are
+// not watched on its behalf: it looks again after a delay that doubles with
+// each look (groupWaitDelay), and whenever a member's traffic changes (the
+// group's watch enqueues every member).
 func (r *Reconciler) reconcileDeletion(ctx context.Context, s *scope) (ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: s.svc.Namespace, Name: s.svc.Name}
 	waiting, err := r.finalize(ctx, s)
 	if err != nil || !waiting {
+		if err == nil {
+			r.groupWaits.done(key)
+		}
 		return ctrl.Result{}, err
 	}
 	if err := r.writeStatus(ctx, s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return ctrl.Result{RequeueAfter: groupDeletionPoll}, nil
+	return ctrl.Result{RequeueAfter: groupWaitDelay(r.groupWaits.next(key))}, nil
 }
 
-// groupDeletionPoll is how often a deleted member of a routing group checks
-// whether the other members' routes have left it.
-const groupDeletionPoll = time.Second
+// groupWaitDelay is the wait before a deleted member's n-th look (from 0):
+// one second, doubling up to a minute, so that a member whose group's
+// route is stuck costs a look a minute, not one a second for ever.
+func groupWaitDelay(n int) time.Duration {
+	return min(time.Second<<min(n, 6), time.Minute)
+}
+
+// groupWaits counts looks by service.
+type groupWaits struct {
+	mu sync.Mutex
+	n  map[types.NamespacedName]int
+}
+
+// next returns how many looks key made before, and counts this one.
+func (g *groupWaits) next(key types.NamespacedName) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n == nil {
+		g.n = map[types.NamespacedName]int{}
+	}
+	n := g.n[key]
+	g.n[key] = n + 1
+	return n
+}
+
+// done forgets key.
+func (g *groupWaits) done(key types.NamespacedName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.n, key)
+}
 
 // reconcileChildren runs the steps up to and including observing. A user's
 // mistake ends in the scope (a condition); only a transient error returns.

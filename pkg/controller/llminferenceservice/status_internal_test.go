@@ -2,9 +2,11 @@ package llminferenceservice
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
@@ -43,4 +45,20 @@ func TestReportable(t *testing.T) {
 	s.stopped = false
 	s.fail(v1alpha2.ConditionPresetsCombined, "ConfigNotFound", "x")
 	assert.True(t, s.reportable(), "a failure to report")
+}
+
+// TestGroupWaitBacksOff: a deleted routing-group member looks again after
+// one second, then two, four..., and never less often than once a minute;
+// a member that left starts again from one second.
+func TestGroupWaitBacksOff(t *testing.T) {
+	var g groupWaits
+	key := types.NamespacedName{Namespace: "team", Name: "llama"}
+	var got []time.Duration
+	for range 9 {
+		got = append(got, groupWaitDelay(g.next(key)))
+	}
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+		32 * time.Second, time.Minute, time.Minute, time.Minute}, got)
+	g.done(key)
+	assert.Equal(t, time.Second, groupWaitDelay(g.next(key)))
 }

@@ -85,7 +85,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\n\n", sb.KubeconfigPath)
+	if stays := !o.ExitWhenReady || o.NoSample; stays {
+		// A cluster that stops once the sample is Ready is not one to
+		// explore.
+		fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\n\n", sb.KubeconfigPath)
+	}
 	fmt.Fprintln(o.Out, "Note: pods run on simulated nodes (kwok): they go Running and Ready, but no container runs, so no model is actually loaded or served.")
 	if !o.NoSample {
 		// The sample's players (the node agents) stop with the manager,

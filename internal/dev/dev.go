@@ -69,6 +69,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if !o.NoSample {
+		// Before the cluster: a sample that cannot run is refused at once.
+		if _, _, err := checkSample(root, o.Sample); err != nil {
+			return err
+		}
+	}
 	sb, err := sandbox.Start(ctx, SandboxOptions(o.Out))
 	if err != nil {
 		return fmt.Errorf("start the local cluster: %w", err)

@@ -25,15 +25,66 @@ import (
 // InferenceService or LLMInferenceService to Ready, printing each condition
 // change. For an LLMInferenceService with a router it plays the Gateway
 // implementation the sandbox lacks (sandbox.PlayInferenceGateway).
+// sampleName is the sample a dev session runs: sklearn unless named.
+func sampleName(name string) string {
+	if name == "" {
+		return "sklearn"
+	}
+	return name
+}
+
+// checkSample finds a sample's file and the InferenceService or
+// LLMInferenceService it runs; it is called before the cluster starts, so
+// that a sample that cannot run is refused at once, with those that can.
+func checkSample(root, name string) (string, *unstructured.Unstructured, error) {
+	name = sampleName(name)
+	path := filepath.Join(root, "config/samples", name+".yaml")
+	target, err := sampleTarget(path)
+	if err == nil && target == nil {
+		err = fmt.Errorf("it has no InferenceService or LLMInferenceService to follow")
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("sample %q cannot run: %w; the samples that run are: %s", name, err, strings.Join(runnableSamples(root), ", "))
+	}
+	return path, target, nil
+}
+
+// sampleTarget is the first InferenceService or LLMInferenceService of a
+// sample file, or nil.
+func sampleTarget(path string) (*unstructured.Unstructured, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	objs, err := readObjects(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range objs {
+		if k := obj.GetKind(); k == "InferenceService" || k == "LLMInferenceService" {
+			return obj, nil
+		}
+	}
+	return nil, nil
+}
+
+// runnableSamples are the samples that hold a service to follow, by name.
+func runnableSamples(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(root, "config/samples", "*.yaml"))
+	var out []string
+	for _, f := range files {
+		if t, err := sampleTarget(f); err == nil && t != nil {
+			out = append(out, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+		}
+	}
+	return out
+}
+
 func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options) error {
 	c := sb.Client
-	name := o.Sample
-	if name == "" {
-		name = "sklearn"
-	}
-	path := filepath.Join(root, "config/samples", name+".yaml")
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no sample %q: %w (samples are the files in config/samples)", name, err)
+	name := sampleName(o.Sample)
+	path, target, err := checkSample(root, o.Sample)
+	if err != nil {
+		return err
 	}
 	objs, err := readObjects(path)
 	if err != nil {
@@ -41,16 +92,6 @@ func runSample(ctx context.Context, sb *sandbox.Sandbox, root string, o Options)
 	}
 	if err := ApplyFile(ctx, c, path, ""); err != nil {
 		return err
-	}
-	var target *unstructured.Unstructured
-	for _, obj := range objs {
-		if k := obj.GetKind(); k == "InferenceService" || k == "LLMInferenceService" {
-			target = obj
-			break
-		}
-	}
-	if target == nil {
-		return fmt.Errorf("sample %s has no InferenceService or LLMInferenceService", name)
 	}
 	kind := target.GetKind()
 	fmt.Fprintf(o.Out, "\nApplied sample %s: %s default/%s\n", name, kind, target.GetName())

@@ -34,7 +34,7 @@ func TestDevExitWhenReady(t *testing.T) {
 	assert.Contains(t, text, "Ready=True")
 	assert.Contains(t, text, "URL: http://sklearn-iris-default.example.com")
 	assert.Contains(t, text, "no model is actually loaded")
-	assert.Regexp(t, `bin/kubectl --kubeconfig \S+/kubeconfig`, text)
+	assert.NotContains(t, text, "Explore the cluster", "a cluster that stops once the sample is Ready is not offered to explore")
 	assert.NotContains(t, text, "log.SetLogger(...) was never called", "the manager has its logger")
 	assert.NotContains(t, text, `"level":"info"`, "the manager's log stays quiet without -v")
 
@@ -53,6 +53,7 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	waitFor(t, "serval dev to be up", func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") })
 	assert.NotContains(t, out.String(), "Applied sample")
+	assert.Regexp(t, `bin/kubectl --kubeconfig \S+/kubeconfig`, out.String(), "a cluster that stays up is offered to explore")
 	waitFor(t, "-v to show the manager's log", func() bool { return strings.Contains(out.String(), `"msg":"Starting EventSource"`) })
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "serval dev after Ctrl-C: %s", out.String())
@@ -135,4 +136,19 @@ func leftovers(t *testing.T, dir string) []int {
 		}
 	}
 	return pids
+}
+
+// TestDevRefusesASampleThatCannotRun: a sample with nothing to follow is
+// refused before any cluster starts, with the samples that run.
+func TestDevRefusesASampleThatCannotRun(t *testing.T) {
+	root, bin := buildServal(t)
+	cmd := exec.Command(bin, "dev", "--sample", "inference-graph", "--exit-when-ready")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SERVAL_ROOT="+root)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	text := string(out)
+	assert.Contains(t, text, `sample "inference-graph" cannot run: it has no InferenceService or LLMInferenceService to follow; the samples that run are: `)
+	assert.Contains(t, text, "sklearn")
+	assert.NotContains(t, text, "sandbox: starting", "no cluster was started")
 }

@@ -38,11 +38,6 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte, res
 	if length > limit {
 		return nil, &errTooLarge{what: what, limit: limit}
 	}
-	bound := limit
-	if length >= 0 {
-		// net/http's readers end a body at its announced length.
-		bound = length
-	}
 	if cap(first) == 0 {
 		size := int64(minSegment)
 		if length >= 0 {
@@ -58,12 +53,14 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte, res
 	}
 	segments := [][]byte{first[:0]}
 	var total int64
-	for {
+	for length < 0 || total < length {
 		seg := segments[len(segments)-1]
 		if len(seg) == cap(seg) {
 			size := min(2*int64(max(cap(seg), minSegment/2)), maxSegment)
 			if length >= 0 {
-				size = min(size, max(bound-total, 1))
+				// net/http's readers end a body at its announced length:
+				// a last segment of what is left is enough.
+				size = min(size, length-total)
 			}
 			if err := res.take(size); err != nil {
 				return nil, err
@@ -87,9 +84,6 @@ func readCapped(r io.Reader, length, limit int64, what string, first []byte, res
 		return nil, io.ErrUnexpectedEOF
 	}
 	if len(segments) == 1 {
-		return segments[0], nil
-	}
-	if len(segments) == 2 && len(segments[1]) == 0 {
 		return segments[0], nil
 	}
 	if err := res.take(total); err != nil {

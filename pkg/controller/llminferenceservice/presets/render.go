@@ -43,15 +43,11 @@ type Global struct {
 // The spec is one template, so its output may be the spec's own size plus
 // limits.MaxOutputBytes: what its templates may add together.
 func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string, limits strtemplate.Limits) (v1alpha2.LLMInferenceServiceSpec, error) {
-	text, err := json.Marshal(spec)
+	t, err := specTemplate(spec, name, limits)
 	if err != nil {
 		return spec, err
 	}
-	t, err := strtemplate.ParseFuncs(name, string(text), functions)
-	if err != nil {
-		return spec, err
-	}
-	out, err := t.WithLimits(limits).AllowingOwnText(string(text)).Execute(data)
+	out, err := t.Execute(data)
 	if err != nil {
 		return spec, err
 	}
@@ -267,22 +263,37 @@ func CheckString(svc *v1alpha2.LLMInferenceService, text string, limits strtempl
 	if err != nil {
 		return err
 	}
-	data := templateData(svc, Global{}, svc.Name+"-inference-pool")
-	_, err = t.WithLimits(limits).ExecuteNoValue(data)
+	_, err = t.WithLimits(limits).ExecuteNoValue(checkData(svc))
 	return err
 }
 
 // CheckSpec renders the whole of svc's spec as a reconcile renders it,
 // within limits; see CheckString.
 func CheckSpec(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) error {
-	text, err := json.Marshal(svc.Spec)
+	t, err := specTemplate(svc.Spec, svc.Name, limits)
 	if err != nil {
 		return err
 	}
-	t, err := strtemplate.ParseFuncs(svc.Name, string(text), functions)
-	if err != nil {
-		return err
-	}
-	_, err = t.WithLimits(limits).AllowingOwnText(string(text)).ExecuteNoValue(templateData(svc, Global{}, svc.Name+"-inference-pool"))
+	_, err = t.ExecuteNoValue(checkData(svc))
 	return err
+}
+
+// specTemplate is a spec as one template, named name, within limits: its
+// output may be the spec's own size plus limits.MaxOutputBytes.
+func specTemplate(spec v1alpha2.LLMInferenceServiceSpec, name string, limits strtemplate.Limits) (*strtemplate.Template, error) {
+	text, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	t, err := strtemplate.ParseFuncs(name, string(text), functions)
+	if err != nil {
+		return nil, err
+	}
+	return t.WithLimits(limits).AllowingOwnText(string(text)), nil
+}
+
+// checkData is what admission renders a service's templates over: the
+// service, and Serval's settings left empty.
+func checkData(svc *v1alpha2.LLMInferenceService) strtemplate.Data {
+	return templateData(svc, Global{}, PoolName(svc, svc.Spec.Router))
 }

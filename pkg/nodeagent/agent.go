@@ -179,7 +179,7 @@ func (a *Agent) sync(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alph
 			lost, err := a.lostJob(ctx, lmn, e, created)
 			if err != nil || !lost {
 				return modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: int32(len(jobs) + 1),
-					Reason: "JobNotSeen", Message: fmt.Sprintf("Job %s/%s was created %s ago and the agent's cache has not shown it yet",
+					Reason: ReasonJobNotSeen, Message: fmt.Sprintf("Job %s/%s was created %s ago and the agent's cache has not shown it yet",
 						created.namespace, created.name, a.now().Sub(created.at).Round(time.Second))}}, err
 			}
 		}
@@ -662,6 +662,11 @@ type createdJob struct {
 	namespace, name string
 	at              time.Time
 }
+
+// ReasonJobNotSeen is a pending model's reason when the Job the agent
+// created is still at the API server past UnseenJobDeadline but not in its
+// cache.
+const ReasonJobNotSeen = "JobNotSeen"
 
 // UnseenJobDeadline is how long a Job the agent created may stay unseen
 // by its cache before the agent looks for it at the API server.

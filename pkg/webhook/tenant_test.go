@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -173,10 +174,13 @@ func TestTenantSuite(t *testing.T) {
 }
 
 // TestRouteOfTheUsersDesignNeedsTheirRight: Serval makes an HTTPRoute of a
-// user's design only for a user who may make HTTPRoutes; its own route
-// (from the presets) needs no such right; a preset is held to the same
-// rule as a service.
+// user's design, on a service or a preset, for a user who may make
+// HTTPRoutes (the refusals of those who may not are in TestTenantSuite);
+// its own route (from the presets) needs no such right; and an update that
+// leaves the route spec as it was is not asked again, while one that
+// changes it is.
 func TestRouteOfTheUsersDesignNeedsTheirRight(t *testing.T) {
+	ctx := context.Background()
 	plain := newTenant(t, "team-plain")
 	require.NoError(t, plain.create(llmYAML("LLMInferenceService", "own-route", "  model: {uri: hf://facebook/opt-125m}\n  router:\n    route: {}\n")),
 		"Serval's own route needs no right of the user's")
@@ -184,9 +188,20 @@ func TestRouteOfTheUsersDesignNeedsTheirRight(t *testing.T) {
 	require.NoError(t, routes.create(llmYAML("LLMInferenceService", "designed", routeOnTheSharedGateway)), "a user who may make routes may have Serval make one")
 	require.NoError(t, routes.create(llmYAML("LLMInferenceServiceConfig", "designed-preset", routeOnTheSharedGateway)))
 
-	// An update that leaves the route spec as it was is not asked again.
-	designed := &v1alpha2.LLMInferenceService{}
-	require.NoError(t, routes.client.Get(context.Background(), client.ObjectKey{Namespace: routes.namespace, Name: "designed"}, designed))
-	designed.Labels = map[string]string{"touched": "yes"}
-	require.NoError(t, routes.client.Update(context.Background(), designed))
+	// A route spec an administrator wrote into team-plain's namespace: its
+	// user, who may not make routes, may still label the service, but not
+	// change the route.
+	byAdmin := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, sigsyaml.Unmarshal([]byte(llmYAML("LLMInferenceService", "by-admin", routeOnTheSharedGateway)), byAdmin))
+	byAdmin.Namespace = plain.namespace
+	require.NoError(t, k8s.Create(ctx, byAdmin))
+	mine := &v1alpha2.LLMInferenceService{}
+	require.NoError(t, plain.client.Get(ctx, client.ObjectKey{Namespace: plain.namespace, Name: "by-admin"}, mine))
+	mine.Labels = map[string]string{"touched": "yes"}
+	require.NoError(t, plain.client.Update(ctx, mine), "an update that leaves the route spec as it was is not asked again")
+	require.NoError(t, plain.client.Get(ctx, client.ObjectKey{Namespace: plain.namespace, Name: "by-admin"}, mine))
+	mine.Spec.Router.Route.HTTP.Spec.Hostnames = []gwapiv1.Hostname{"other.example.com"}
+	err := plain.client.Update(ctx, mine)
+	require.Error(t, err, "a changed route spec is asked again")
+	assert.Contains(t, err.Error(), "team-plain may not create httproutes.gateway.networking.k8s.io")
 }

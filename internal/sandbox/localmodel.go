@@ -13,7 +13,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/modelcache"
 	"github.com/serval-dev/serval/pkg/nodeagent"
 )
 
@@ -68,7 +68,7 @@ func (s *Sandbox) startAgents(ctx context.Context, root, namespace string, runni
 // playDownloads writes each new download Job's model on its node's disk.
 func (s *Sandbox) playDownloads(ctx context.Context, root string, played map[types.UID]bool) {
 	jobs := &batchv1.JobList{}
-	if err := s.Client.List(ctx, jobs, client.HasLabels{nodeagent.ModelLabel, nodeagent.NodeLabel}); err != nil {
+	if err := s.Client.List(ctx, jobs, client.HasLabels{modelcache.ModelLabel, modelcache.NodeLabel}); err != nil {
 		return
 	}
 	for i := range jobs.Items {
@@ -80,7 +80,11 @@ func (s *Sandbox) playDownloads(ctx context.Context, root string, played map[typ
 		if len(c.Args) == 0 || len(c.VolumeMounts) == 0 {
 			continue
 		}
-		dir := filepath.Join(root, j.Labels[nodeagent.NodeLabel], j.Labels[children.GroupNameLabel], c.VolumeMounts[0].SubPath)
+		// The model's folder on the group's disk, whichever claim the Job
+		// writes through (a cluster cache's is the whole disk, a namespace
+		// cache's the folder alone).
+		dir := filepath.Join(root, j.Labels[modelcache.NodeLabel], j.Labels[modelcache.GroupNameLabel],
+			modelcache.ModelPath(j.Labels[modelcache.ModelNamespaceLabel], c.Args[0]))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			s.progress("download of %s: %v", j.Name, err)
 			continue

@@ -65,6 +65,15 @@ func (d Disk) Ensure() error {
 	return os.MkdirAll(filepath.Join(d.Root, v1alpha1.ModelsFolder), 0o775)
 }
 
+// EnsureFolder makes a model's folder, empty until a download fills it, so
+// that a volume of that folder can be mounted before.
+func (d Disk) EnsureFolder(key string) error {
+	if key == "" || filepath.Base(key) != key {
+		return fmt.Errorf("refusing to make %q: not a storage key", key)
+	}
+	return os.MkdirAll(d.dir(key), 0o775)
+}
+
 // IrregularFileError is a file in a model's folder that is neither a
 // regular file, a directory nor a symbolic link (a FIFO, a device, a
 // socket): reading one could block the agent for ever, and no model holds

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -39,7 +37,7 @@ type Options struct {
 }
 
 // Run runs an agent until ctx ends. Its cache holds only its node's
-// LocalModelNode, its node's Jobs, and serval-config.
+// LocalModelNode and serval-config.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.Node == "" || o.Group == "" || o.ModelsRoot == "" {
 		return fmt.Errorf("the node (NODE_NAME), --group and --models-root are required")
@@ -57,17 +55,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Controller:             ctrlconfig.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.LocalModelNode{}: {Field: fields.OneTermEqualSelector("metadata.name", o.Node)},
-			&batchv1.Job{}:             {Label: labels.SelectorFromSet(labels.Set{NodeLabel: o.Node})},
 			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{o.Namespace: {}},
 				Field: fields.OneTermEqualSelector("metadata.name", config.ConfigMapName)},
 		}},
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.Pod{}}}},
 	})
 	if err != nil {
 		return fmt.Errorf("create the agent: %w", err)
 	}
 	recorder := boundedevents.Recorder(mgr.GetEventRecorder("serval-node-agent"))
-	a := &Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+	a := &Agent{Client: mgr.GetClient(), Recorder: recorder,
 		Config: config.NewStore(mgr.GetClient(), o.Namespace, recorder), Node: o.Node, Group: o.Group, Disk: Disk{Root: o.ModelsRoot}}
 	if err := a.SetupWithManager(mgr); err != nil {
 		return err

@@ -17,7 +17,8 @@ func DefaultRouterImage() string {
 	return "ghcr.io/serval-dev/serval-manager:" + version.Version
 }
 
-// setupLocalModels registers the controllers of the model cache kinds.
+// setupLocalModels registers the controllers of the model cache kinds and
+// of their downloads.
 // The agent runs from the manager's own image (which holds its binary)
 // unless serval-config names another.
 func setupLocalModels(ctx context.Context, mgr manager.Manager, o Options, isvc *inferenceservice.Reconciler) error {
@@ -30,6 +31,10 @@ func setupLocalModels(ctx context.Context, mgr manager.Manager, o Options, isvc 
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
+	}
+	d := &localmodel.Downloads{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: isvc.Recorder, Config: isvc.Config}
+	if err := d.SetupWithManager(mgr); err != nil {
+		return err
 	}
 	g := &localmodel.GroupReconciler{Client: mgr.GetClient(), Applier: isvc.Applier, Recorder: isvc.Recorder, Config: isvc.Config,
 		Namespace: o.Namespace, AgentImage: image}

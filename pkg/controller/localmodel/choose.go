@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
 // Use is the cache a service's model comes from.
@@ -49,7 +49,7 @@ func Choose(uri string, annotations map[string]string, nsCaches []v1alpha1.Local
 			if named {
 				return nil
 			}
-			return &Use{Cache: c, URI: "pvc://" + claim + "/" + children.ModelPath(c.GetNamespace(), spec.SourceModelUri) + below}
+			return &Use{Cache: c, URI: "pvc://" + claim + "/" + modelcache.ModelPath(c.GetNamespace(), spec.SourceModelUri) + below}
 		}
 		if len(spec.NodeGroups) == 0 {
 			return nil
@@ -61,7 +61,7 @@ func Choose(uri string, annotations map[string]string, nsCaches []v1alpha1.Local
 			}
 			g = group
 		}
-		return &Use{Cache: c, Group: g, URI: "pvc://" + children.ClaimName(c.GetName(), g) + "/" + children.ModelPath(c.GetNamespace(), spec.SourceModelUri) + below}
+		return &Use{Cache: c, Group: g, URI: "pvc://" + modelcache.ServingClaimName(c, g) + below}
 	}
 	for _, c := range sortedByName(nsCaches) {
 		if u := try(c); u != nil {

@@ -20,7 +20,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/nodeagent"
+	"github.com/serval-dev/serval/pkg/modelcache"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 		setReady(true, ReasonDownloaded, "the claim "+c.Spec.PVCRef+" holds the model")
 	case jobFailed(live):
 		st.ModelCopies.Failed = 1
-		reason, message := nodeagent.WhyFailed(ctx, r.APIReader, live)
+		reason, message := modelcache.WhyFailed(ctx, r.APIReader, live)
 		setReady(false, ReasonDownloadFailed, fmt.Sprintf("%s: %s (delete the Job to try again)", reason, message))
 	default:
 		setReady(false, ReasonDownloading, "the download Job "+live.Name+" is running")
@@ -134,19 +134,19 @@ func (r *Reconciler) checkClaim(ctx context.Context, c *v1alpha1.LocalModelNames
 // and then kept as it is (a Job's pod template is immutable).
 func (r *Reconciler) downloadJob(ctx context.Context, c *v1alpha1.LocalModelNamespaceCache, cfg *config.Config) (apply.Object, error) {
 	entry := entryOf(c, "")
-	creds, err := nodeagent.DownloadCredentials(ctx, r.credentials, r.APIReader, entry, c.Namespace)
+	creds, err := DownloadCredentials(ctx, r.credentials, r.APIReader, entry, c.Namespace)
 	if err != nil {
 		return apply.Object{}, err
 	}
-	sc, err := nodeagent.MatchingStorageContainer(ctx, r.APIReader, entry.SourceModelUri)
+	sc, err := MatchingStorageContainer(ctx, r.APIReader, entry.SourceModelUri)
 	if err != nil {
 		return apply.Object{}, err
 	}
 	si := cfg.StorageInitializer
-	job, err := nodeagent.Job(nodeagent.JobInputs{Entry: entry, Namespace: c.Namespace, Name: DownloadJobName(c.Name), Claim: c.Spec.PVCRef,
+	job, err := modelcache.Job(modelcache.JobInputs{Entry: entry, Namespace: c.Namespace, Name: DownloadJobName(c.Name), Claim: c.Spec.PVCRef,
 		Initializer: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()},
 		Container:   sc, Credentials: creds, FSGroup: cfg.LocalModel.FSGroup, TTL: 0, Retries: cfg.LocalModel.MaxDownloadAttempts - 1,
-		Labels: map[string]string{v1beta1.ComponentLabel: children.Component, children.NamespaceCacheLabel: c.Name}})
+		Labels: map[string]string{v1beta1.ComponentLabel: modelcache.Component, modelcache.NamespaceCacheLabel: c.Name}})
 	if err != nil {
 		return apply.Object{}, err
 	}

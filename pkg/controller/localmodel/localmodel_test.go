@@ -41,13 +41,13 @@ func TestChoose(t *testing.T) {
 		ns          []v1alpha1.LocalModelNamespaceCache
 		want        string // kind/name/group/uri, "" for none
 	}{
-		{"exact URI, first group", "hf://meta/llama", nil, nil, "LocalModelCache/llama/gpu/pvc://llama-gpu/models/" + v1alpha1.StorageKey("hf://meta/llama")},
-		{"below the cache's URI", "s3://models/bert/v2/", nil, nil, "LocalModelCache/bert/cpu/pvc://bert-cpu/models/" + v1alpha1.StorageKey("s3://models/bert/") + "/v2"},
+		{"exact URI, first group", "hf://meta/llama", nil, nil, "LocalModelCache/llama/gpu/pvc://serval-model-llama-gpu"},
+		{"below the cache's URI", "s3://models/bert/v2/", nil, nil, "LocalModelCache/bert/cpu/pvc://serval-model-bert-cpu/v2"},
 		{"a prefix that is not a folder", "hf://meta/llama-2", nil, nil, ""},
-		{"the node group named", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "cpu"}, nil, "LocalModelCache/llama/cpu/pvc://llama-cpu/models/" + v1alpha1.StorageKey("hf://meta/llama")},
+		{"the node group named", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "cpu"}, nil, "LocalModelCache/llama/cpu/pvc://serval-model-llama-cpu"},
 		{"a node group the cache is not on", "hf://meta/llama", map[string]string{v1alpha1.NodeGroupAnnotation: "tpu"}, nil, ""},
 		{"disabled", "hf://meta/llama", map[string]string{v1alpha1.DisableLocalModelAnnotation: "true"}, nil, ""},
-		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://mine-fast/models/" + v1alpha1.CopyKey("team", "hf://meta/llama")},
+		{"a namespace cache first", "hf://meta/llama", nil, ns, "LocalModelNamespaceCache/mine/fast/pvc://serval-nsmodel-mine-fast"},
 		{"a cache being deleted is not chosen", "hf://org/gone", nil, nil, ""},
 		{"a namespace cache on a claim, on any node", "hf://org/shared/v1", nil, onClaim, "LocalModelNamespaceCache/shared//pvc://models/models/" + v1alpha1.CopyKey("team", "hf://org/shared") + "/v1"},
 		{"not for a service that names a node group", "hf://org/shared", map[string]string{v1alpha1.NodeGroupAnnotation: "fast"}, onClaim, ""},

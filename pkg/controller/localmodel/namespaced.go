@@ -12,7 +12,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apply"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
 // applyGroupVolumes applies a namespace cache's volumes, each under the
@@ -37,8 +37,8 @@ func (r *Reconciler) applyGroupVolumes(ctx context.Context, c v1alpha1.ModelCach
 // deleteVolumes deletes a namespace cache's volumes but those in keep.
 func (r *Reconciler) deleteVolumes(ctx context.Context, c v1alpha1.ModelCache, keep map[string]bool) error {
 	pvs := &corev1.PersistentVolumeList{}
-	if err := r.Client.List(ctx, pvs, client.MatchingLabels{children.NamespaceCacheLabel: c.GetName(),
-		children.NamespaceCacheNamespaceLabel: c.GetNamespace()}); err != nil {
+	if err := r.Client.List(ctx, pvs, client.MatchingLabels{modelcache.NamespaceCacheLabel: c.GetName(),
+		modelcache.NamespaceCacheNamespaceLabel: c.GetNamespace()}); err != nil {
 		return err
 	}
 	for i := range pvs.Items {
@@ -58,7 +58,7 @@ func (r *Reconciler) deleteVolumes(ctx context.Context, c v1alpha1.ModelCache, k
 // then delete the copies no other cache keeps), deletes a namespace
 // cache's volumes, and lets the cache go.
 func (r *Reconciler) finalize(ctx context.Context, c v1alpha1.ModelCache) error {
-	if !controllerutil.ContainsFinalizer(c, children.Finalizer) {
+	if !controllerutil.ContainsFinalizer(c, modelcache.Finalizer) {
 		return nil
 	}
 	lmns := &v1alpha1.LocalModelNodeList{}
@@ -77,6 +77,6 @@ func (r *Reconciler) finalize(ctx context.Context, c v1alpha1.ModelCache) error 
 		}
 	}
 	patch := client.MergeFrom(c.DeepCopyObject().(client.Object))
-	controllerutil.RemoveFinalizer(c, children.Finalizer)
+	controllerutil.RemoveFinalizer(c, modelcache.Finalizer)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
 }

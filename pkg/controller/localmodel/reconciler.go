@@ -27,6 +27,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelcaches;localmodelnamespacecaches;localmodelnodegroups,verbs=get;list;watch;patch;update
@@ -72,9 +73,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if c.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, r.finalize(ctx, c)
 	}
-	if !controllerutil.ContainsFinalizer(c, children.Finalizer) {
+	if !controllerutil.ContainsFinalizer(c, modelcache.Finalizer) {
 		patch := client.MergeFrom(c.DeepCopyObject().(client.Object))
-		controllerutil.AddFinalizer(c, children.Finalizer)
+		controllerutil.AddFinalizer(c, modelcache.Finalizer)
 		if err := r.Client.Patch(ctx, c, patch); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -1,7 +1,8 @@
-// Package clustertest runs the node agent against a real API server and a
-// local HTTP server holding a small model, with the test playing the
-// kubelet: it runs each download Job's download, as the storage initializer
-// would, into the folder the Job's claim and subPath point at.
+// Package clustertest runs the node agent, as its own ServiceAccount with
+// the rights the chart grants it, and the manager's downloads controller
+// against a real API server and a local HTTP server holding a small model,
+// with the test playing the kubelet: it runs each download Job's download,
+// as the storage initializer would, into the model's folder.
 package clustertest
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,7 @@ import (
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/modelcache"
 	"github.com/serval-dev/serval/pkg/nodeagent"
 )
 
@@ -118,7 +121,7 @@ func playKubelet(ctx context.Context, t *testing.T, nodeName, root string) {
 	done := map[types.UID]bool{}
 	for ctx.Err() == nil {
 		jobs := &batchv1.JobList{}
-		if err := k8s.List(ctx, jobs, client.MatchingLabels{nodeagent.NodeLabel: nodeName}); err == nil {
+		if err := k8s.List(ctx, jobs, client.MatchingLabels{modelcache.NodeLabel: nodeName}); err == nil {
 			for i := range jobs.Items {
 				j := &jobs.Items[i]
 				if done[j.UID] {
@@ -126,7 +129,7 @@ func playKubelet(ctx context.Context, t *testing.T, nodeName, root string) {
 				}
 				done[j.UID] = true
 				c := j.Spec.Template.Spec.Containers[0]
-				err := download(c.Args[0], filepath.Join(root, c.VolumeMounts[0].SubPath))
+				err := download(c.Args[0], filepath.Join(root, modelcache.ModelPath(j.Labels[modelcache.ModelNamespaceLabel], c.Args[0])))
 				finishJob(ctx, t, j, err)
 			}
 		}
@@ -197,8 +200,9 @@ func updateList(t *testing.T, name string, change func(*v1alpha1.LocalModelNode)
 }
 
 // setUp makes what every agent test needs, once per process and again
-// after it (so -count=N works): the Jobs' namespace, and serval-config with
-// a short resync and deletion grace period.
+// after it (so -count=N works): the Jobs' namespace, serval-config with a
+// short resync and deletion grace period, the agent's rights as the chart
+// grants them, and the manager's downloads controller.
 func setUp(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -208,6 +212,8 @@ func setUp(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "serval-config", Namespace: "serval-system"},
 		Data: map[string]string{"localModel.reconcilationFrequencyInSecs": "1", "localModel.deleteGracePeriod": grace.String(), "localModel.verifyPeriod": "1s"}}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, cm)))
+	grantAgentRights(t)
+	startDownloads(t)
 }
 
 // grace is the tests' deletion grace period.
@@ -219,7 +225,7 @@ func startAgent(ctx context.Context, t *testing.T, name, root string) <-chan err
 	t.Helper()
 	errs := make(chan error, 1)
 	go func() {
-		errs <- nodeagent.Run(ctx, env.Config, nodeagent.Options{Node: name, Group: group, Namespace: "serval-system", ModelsRoot: root,
+		errs <- nodeagent.Run(ctx, asAgent(), nodeagent.Options{Node: name, Group: group, Namespace: "serval-system", ModelsRoot: root,
 			HealthProbeAddr: "0", SkipNameValidation: true})
 	}()
 	t.Cleanup(func() {
@@ -227,7 +233,7 @@ func startAgent(ctx context.Context, t *testing.T, name, root string) <-chan err
 		// In the background: no garbage collector runs here to take the
 		// orphan finalizer off.
 		for _, ns := range []string{jobNamespace, "team"} {
-			_ = k8s.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name},
+			_ = k8s.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(ns), client.MatchingLabels{modelcache.NodeLabel: name},
 				client.PropagationPolicy(metav1.DeletePropagationBackground))
 		}
 	})
@@ -313,10 +319,12 @@ func TestAgent(t *testing.T) {
 	assert.Contains(t, f.Message, "404 Not Found")
 	time.Sleep(2 * time.Second)
 	jobs := &batchv1.JobList{}
-	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.ModelLabel: "broken"}))
+	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{modelcache.ModelLabel: "broken"}))
 	assert.Len(t, jobs.Items, 3, "no download loop")
-	_, other := lmn(t).Status.ModelStatus["elsewhere"]
-	assert.False(t, other, "another group's model is its own agent's")
+	assert.Equal(t, v1alpha1.ModelDownloadPending, lmn(t).Status.ModelStatus["elsewhere"], "another group's model waits for its own agent")
+	assert.Equal(t, "WaitingForNodeAgent", lmn(t).Status.Models["elsewhere"].Reason)
+	_, other := lmn(t).Status.Copies["elsewhere"]
+	assert.False(t, other, "another group's folder is its own agent's to report")
 	disk := lmn(t).Status.Disks[group]
 	assert.NotZero(t, disk.Capacity.Value(), "the disk's space reported")
 
@@ -391,7 +399,7 @@ func TestNothingDeletedWithoutTheList(t *testing.T) {
 	require.NoError(t, k8s.Create(ctx, list()))
 	eventually(t, "found again", func() bool { return lmnOf(t, name).Status.ModelStatus["kept"] == v1alpha1.ModelDownloaded })
 	jobs := &batchv1.JobList{}
-	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
+	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{modelcache.NodeLabel: name}))
 	assert.Len(t, jobs.Items, 1, "the copy kept is not downloaded again")
 	stop()
 }
@@ -417,7 +425,7 @@ func TestNamespaceCacheKeepsItsOwnCopy(t *testing.T) {
 	assert.NotEqual(t, v1alpha1.StorageKey(uri), v1alpha1.CopyKey("team", uri))
 	for ns, want := range map[string]int{jobNamespace: 1, "team": 1} {
 		jobs := &batchv1.JobList{}
-		require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{nodeagent.NodeLabel: name}))
+		require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{modelcache.NodeLabel: name}))
 		assert.Len(t, jobs.Items, want, "download Jobs in %s", ns)
 	}
 	stop()
@@ -436,11 +444,12 @@ func TestOversizedCopyFails(t *testing.T) {
 	d := lmnOf(t, name).Status.Models["liar"]
 	assert.Equal(t, "ModelTooLarge", d.Reason)
 	assert.Contains(t, d.Message, fmt.Sprintf("is %d bytes, and the cache declares modelSize 1Ki (1024 bytes)", len(modelFiles["config.json"])+4096))
-	_, err := os.Stat(filepath.Join(root, "models", v1alpha1.StorageKey(uri)))
-	assert.True(t, os.IsNotExist(err), "the oversized copy is deleted")
+	left, err := os.ReadDir(filepath.Join(root, "models", v1alpha1.StorageKey(uri)))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the oversized copy is deleted (its empty folder stays for its volume)")
 	time.Sleep(3 * time.Second)
 	jobs := &batchv1.JobList{}
-	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{nodeagent.NodeLabel: name}))
+	require.NoError(t, k8s.List(ctx, jobs, client.InNamespace(jobNamespace), client.MatchingLabels{modelcache.NodeLabel: name}))
 	assert.Len(t, jobs.Items, 1, "not downloaded again while the cache declares less")
 
 	bigger := resource.MustParse("1Mi")
@@ -474,5 +483,39 @@ func TestChangedCopyIsReported(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(config, []byte(modelFiles["config.json"]), 0o644))
 	eventually(t, "as it was again", func() bool { return lmnOf(t, name).Status.ModelStatus["watched"] == v1alpha1.ModelDownloaded })
+	stop()
+}
+
+// TestBoundFolderKept: a folder no cache wants any more stays while a
+// volume of it exists (a claim bound to it, which Kubernetes keeps while a
+// pod mounts it), for longer than the grace period; once the volume goes,
+// the folder goes after the grace period.
+func TestBoundFolderKept(t *testing.T) {
+	const name = "bound-node"
+	ctx, root, uri, stop := runNode(t, name)
+	require.NoError(t, k8s.Create(ctx, &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{
+		{SourceModelUri: uri, ModelName: "mounted", NodeGroup: group}}}}))
+	eventually(t, "downloaded", func() bool { return lmnOf(t, name).Status.ModelStatus["mounted"] == v1alpha1.ModelDownloaded })
+	key := v1alpha1.StorageKey(uri)
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "serval-model-mounted-" + name,
+		Labels: map[string]string{modelcache.CopyLabel: key, modelcache.GroupNameLabel: group}},
+		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/models/" + key}}}}
+	require.NoError(t, k8s.Create(ctx, pv))
+	eventually(t, "the folder in use", func() bool { return slices.Contains(lmnOf(t, name).Status.InUse, group+"/"+key) })
+
+	updateList(t, name, func(n *v1alpha1.LocalModelNode) { n.Spec.LocalModels = nil })
+	time.Sleep(2 * grace)
+	_, err := os.Stat(filepath.Join(root, "models", key, "config.json"))
+	require.NoError(t, err, "a bound folder stays")
+
+	// Deleted and gone: no controller here takes the volume's protection
+	// finalizer off, as Kubernetes' does once no claim binds it.
+	require.NoError(t, k8s.Delete(ctx, pv))
+	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(pv), pv))
+	pv.Finalizers = nil
+	require.NoError(t, client.IgnoreNotFound(k8s.Update(ctx, pv)))
+	eventually(t, "the folder deleted", func() bool { _, err := os.Stat(filepath.Join(root, "models", key)); return os.IsNotExist(err) })
 	stop()
 }

@@ -286,7 +286,11 @@ type LocalModelInfo struct {
 	ModelSize *resource.Quantity `json:"modelSize,omitempty"`
 }
 
-// LocalModelNodeStatus is what a node holds, written by its agent.
+// LocalModelNodeStatus is what a node holds. Two writers share it, each
+// with its own fields: the manager, which runs the download Jobs, writes
+// modelStatus and models; the node agent of each group, which alone sees
+// the disk, writes copies and disks (Serval's split: the agent needs no
+// right on Jobs, Secrets or ServiceAccounts).
 type LocalModelNodeStatus struct {
 	// ModelStatus is each model's state, by status key (the cache's name,
 	// or namespace/name for a namespace cache).
@@ -301,6 +305,58 @@ type LocalModelNodeStatus struct {
 	// on the node, as its agent last measured them. (Serval's addition.)
 	// +optional
 	Disks map[string]LocalModelDisk `json:"disks,omitempty"`
+	// Copies are what the node agents found on the disk for each model,
+	// by the same key: written by the agents only. (Serval's addition.)
+	// +optional
+	Copies map[string]LocalModelCopy `json:"copies,omitempty"`
+	// InUse are the model folders ({storage key}, see CopyKey) that
+	// volumes of services still bind, whatever the list says: their
+	// agent deletes none of them. Written by the manager. (Serval's
+	// addition.)
+	// +optional
+	// +listType=set
+	InUse []string `json:"inUse,omitempty"`
+}
+
+// CopyState is what a node agent found of a model's folder.
+// +kubebuilder:validation:Enum=Absent;Measuring;Present;Failed
+type CopyState string
+
+// The states of a copy on a node's disk.
+const (
+	// CopyAbsent: the folder is missing or empty.
+	CopyAbsent CopyState = "Absent"
+	// CopyMeasuring: the folder holds files, which the agent is measuring.
+	CopyMeasuring CopyState = "Measuring"
+	// CopyPresent: the folder holds the model, of the size and digest
+	// given.
+	CopyPresent CopyState = "Present"
+	// CopyFailed: the folder holds what no model may (a FIFO, a device),
+	// more than the cache declares, or files that changed since they were
+	// measured; the reason says which.
+	CopyFailed CopyState = "Failed"
+)
+
+// LocalModelCopy is one model's folder on one node, as its agent found it.
+type LocalModelCopy struct {
+	// State is what the agent found.
+	State CopyState `json:"state"`
+	// Job is the download Job (the manager's models[key].job) the agent
+	// looked after: a report of an older Job does not count for a newer.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// Bytes and Digest are the copy's size and SHA-256 when it was first
+	// measured after its download; the agent compares later measures
+	// with the digest.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// Reason and Message say why the copy failed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // LocalModelDisk is a node group's disk on one node.
@@ -322,6 +378,13 @@ type LocalModelDetail struct {
 	// Attempts is the number of download Jobs run for the model.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
+	// Job is the latest download Job's name (in the cache's namespace, or
+	// the Jobs' namespace for a cluster cache); JobRunning says it has
+	// not ended, and its agent measures nothing meanwhile.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// +optional
+	JobRunning bool `json:"jobRunning,omitempty"`
 	// Reason and Message say why the last download failed.
 	// +optional
 	Reason string `json:"reason,omitempty"`

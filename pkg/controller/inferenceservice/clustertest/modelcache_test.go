@@ -72,18 +72,19 @@ func getCache(t *testing.T, name string) *v1alpha1.LocalModelCache {
 	return c
 }
 
-// reportModel plays the node agent: the model's state on the node.
-func reportModel(t *testing.T, node, key string, st v1alpha1.ModelStatus) {
+// reportCopy plays the node agent: the model's folder on the node holds
+// the model (a copy found there before any download).
+func reportCopy(t *testing.T, node, key string) {
 	t.Helper()
 	eventually(t, "the node's report written", func() bool {
 		lmn := &v1alpha1.LocalModelNode{}
 		if err := k8s.Get(context.Background(), types.NamespacedName{Name: node}, lmn); err != nil {
 			return false
 		}
-		if lmn.Status.ModelStatus == nil {
-			lmn.Status.ModelStatus = map[string]v1alpha1.ModelStatus{}
+		if lmn.Status.Copies == nil {
+			lmn.Status.Copies = map[string]v1alpha1.LocalModelCopy{}
 		}
-		lmn.Status.ModelStatus[key] = st
+		lmn.Status.Copies[key] = v1alpha1.LocalModelCopy{State: v1alpha1.CopyPresent, Job: lmn.Status.Models[key].Job, Bytes: 1 << 30, Digest: "d1"}
 		return k8s.Status().Update(context.Background(), lmn) == nil
 	})
 }
@@ -96,8 +97,10 @@ func listedOn(node, key string) bool {
 	return slices.ContainsFunc(lmn.Spec.LocalModels, func(m v1alpha1.LocalModelInfo) bool { return m.StatusKey() == key })
 }
 
-func readyReason(c *v1alpha1.LocalModelCache) string {
-	if r := meta.FindStatusCondition(c.Status.Conditions, localmodel.ConditionReady); r != nil {
+func readyReason(c *v1alpha1.LocalModelCache) string { return readyReasonOf(c.Status.Conditions) }
+
+func readyReasonOf(conds []metav1.Condition) string {
+	if r := meta.FindStatusCondition(conds, localmodel.ConditionReady); r != nil {
 		return r.Reason
 	}
 	return ""
@@ -155,7 +158,9 @@ func TestModelCacheLifecycle(t *testing.T) {
 	})
 	eventually(t, "the service waits for the copies", func() bool {
 		c := cond(getISVC(t, ns, "llm"), v1beta1.ConditionPredictorReady)
-		return c != nil && c.Reason == "ModelCacheDownloading" && c.Message == "LocalModelCache llama: 0 of 3 nodes hold the model; waiting for mc-n1 DownloadPending, mc-n2 DownloadPending"
+		return c != nil && c.Reason == "ModelCacheDownloading" && c.Message == "LocalModelCache llama: 0 of 3 nodes hold the model; waiting for "+
+			"mc-n1 DownloadPending (WaitingForNodeAgent: waiting for the node agent of node group mc to report the model's folder), "+
+			"mc-n2 DownloadPending (WaitingForNodeAgent: waiting for the node agent of node group mc to report the model's folder)"
 	})
 	eventually(t, "the group's space", func() bool {
 		g := &v1alpha1.LocalModelNodeGroup{}
@@ -163,8 +168,8 @@ func TestModelCacheLifecycle(t *testing.T) {
 		return g.Status.Used.String() == "16Gi" && g.Status.Available.String() == "84Gi" && slices.Equal(g.Status.Nodes, []string{"mc-n1", "mc-n2", "mc-n3"})
 	})
 
-	reportModel(t, "mc-n1", "llama", v1alpha1.ModelDownloaded)
-	reportModel(t, "mc-n2", "llama", v1alpha1.ModelDownloaded)
+	reportCopy(t, "mc-n1", "llama")
+	reportCopy(t, "mc-n2", "llama")
 	eventually(t, "ready", func() bool {
 		c := getCache(t, "llama")
 		return readyReason(c) == localmodel.ReasonDownloaded && c.Status.ModelCopies.Available == 2
@@ -172,19 +177,24 @@ func TestModelCacheLifecycle(t *testing.T) {
 	key := v1alpha1.StorageKey("hf://meta/llama")
 	eventually(t, "the service on the cache", func() bool {
 		d, err := getDeployment(ns, "llm-predictor")
-		return err == nil && podVolumeClaim(d) == "llama-mc" && initImage(ns, "llm-predictor") == ""
+		return err == nil && podVolumeClaim(d) == "serval-model-llama-mc" && initImage(ns, "llm-predictor") == ""
 	})
 	d, err := getDeployment(ns, "llm-predictor")
 	require.NoError(t, err)
 	mount := d.Spec.Template.Spec.Containers[0].VolumeMounts
-	assert.True(t, slices.ContainsFunc(mount, func(m corev1.VolumeMount) bool { return m.SubPath == "models/"+key+"/instruct" && m.ReadOnly }), "%v", mount)
+	assert.True(t, slices.ContainsFunc(mount, func(m corev1.VolumeMount) bool { return m.SubPath == "instruct" && m.ReadOnly }), "%v", mount)
 	terms := d.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	assert.Equal(t, "pool", terms[0].MatchExpressions[0].Key, "on the group's nodes")
 	eventually(t, "the service's claim, and the service listed as a user", func() bool {
 		c := getCache(t, "llama")
-		return exists(&corev1.PersistentVolumeClaim{}, ns, "llama-mc") && exists(&corev1.PersistentVolume{}, "", "llama-mc-"+ns) &&
+		return exists(&corev1.PersistentVolumeClaim{}, ns, "serval-model-llama-mc") && exists(&corev1.PersistentVolume{}, "", "serval-model-llama-mc-"+ns) &&
 			slices.Contains(c.Status.InferenceServices, v1alpha1.NamespacedName{Namespace: ns, Name: "llm"})
 	})
+	// The service's volume is the model's folder alone, read-only.
+	pv := &corev1.PersistentVolume{}
+	require.NoError(t, k8s.Get(ctx, types.NamespacedName{Name: "serval-model-llama-mc-" + ns}, pv))
+	assert.Equal(t, "/models/models/"+key, pv.Spec.HostPath.Path)
+	assert.Equal(t, []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}, pv.Spec.AccessModes)
 	eventually(t, "the status says so", func() bool {
 		mc := getISVC(t, ns, "llm").Status.Components[v1beta1.PredictorComponent].ModelCache
 		return mc != nil && *mc == v1beta1.ModelCacheRef{Kind: "LocalModelCache", Name: "llama", NodeGroup: "mc"}
@@ -246,9 +256,9 @@ func TestNamespaceCacheAndAgent(t *testing.T) {
 		LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: "s3://models/bert", ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"nc"}}}}
 	require.NoError(t, k8s.Create(ctx, c))
 	eventually(t, "listed on the node", func() bool { return listedOn("nc-n1", ns+"/bert") })
-	pvName := "bert-nc-" + ns
+	pvName := "serval-nsdownload-bert-nc-" + ns
 	eventually(t, "its claim and volume", func() bool {
-		return exists(&corev1.PersistentVolumeClaim{}, ns, "bert-nc") && exists(&corev1.PersistentVolume{}, "", pvName)
+		return exists(&corev1.PersistentVolumeClaim{}, ns, "serval-nsdownload-bert-nc") && exists(&corev1.PersistentVolume{}, "", pvName)
 	})
 	pv := &corev1.PersistentVolume{}
 	require.NoError(t, k8s.Get(ctx, types.NamespacedName{Name: pvName}, pv))

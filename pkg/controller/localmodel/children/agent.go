@@ -15,6 +15,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
 // The node agent's names.
@@ -64,8 +65,8 @@ func Agent(in AgentInputs) (apply.Object, error) {
 	if hostPath == "" {
 		return apply.Object{}, fmt.Errorf("node group %s: its persistentVolumeSpec is neither a hostPath nor a local volume, so no agent can see its disk", g.Name)
 	}
-	labels := map[string]string{v1beta1.ComponentLabel: Component, NodeGroupLabel: g.Name, "app.kubernetes.io/name": "serval-node-agent"}
-	selector := map[string]string{NodeGroupLabel: g.Name, "app.kubernetes.io/name": "serval-node-agent"}
+	labels := map[string]string{v1beta1.ComponentLabel: modelcache.Component, modelcache.NodeGroupLabel: g.Name, "app.kubernetes.io/name": "serval-node-agent"}
+	selector := map[string]string{modelcache.NodeGroupLabel: g.Name, "app.kubernetes.io/name": "serval-node-agent"}
 	affinity := &corev1ac.NodeAffinityApplyConfiguration{}
 	if err := convert(&corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: g.Spec.PersistentVolumeSpec.NodeAffinity.Required}, affinity); err != nil {
 		return apply.Object{}, err

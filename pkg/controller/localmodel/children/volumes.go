@@ -3,6 +3,7 @@ package children
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/owner"
+	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
 // Volume is one claim on a group's disk and the volume bound to it.
@@ -29,6 +31,12 @@ type Volume struct {
 	Claim      types.NamespacedName
 	// Labels name the cache on both.
 	Labels map[string]string
+	// Folder, when set, is the model folder ({storage key}) the volume
+	// binds, alone; else the volume is the group's whole disk (the
+	// download claim in Serval's own namespace). ReadOnly claims are the
+	// services' (ReadOnlyMany).
+	Folder   string
+	ReadOnly bool
 	// VolumeOwner controls the volume, ClaimOwner the claim.
 	VolumeOwner, ClaimOwner *owner.Ref
 }
@@ -44,18 +52,34 @@ type groupSpec struct {
 // bound to the claim from both ends (claimRef and volumeName), so no other
 // claim of a matching class takes it first.
 func (v Volume) Objects() ([]apply.Object, error) {
-	labels := map[string]string{v1beta1.ComponentLabel: Component, GroupNameLabel: v.Group.Name}
+	labels := map[string]string{v1beta1.ComponentLabel: modelcache.Component, modelcache.GroupNameLabel: v.Group.Name}
 	for k, val := range v.Labels {
 		labels[k] = val
 	}
 	pvSpec := *v.Group.Volume.DeepCopy()
+	claimSpec := *v.Group.Claim.DeepCopy()
+	if v.Folder != "" {
+		labels[modelcache.CopyLabel] = v.Folder
+		// The folder alone: no subPath of the claim reaches past it.
+		switch {
+		case pvSpec.HostPath != nil:
+			pvSpec.HostPath.Path = path.Join(pvSpec.HostPath.Path, v1alpha1.ModelsFolder, v.Folder)
+		case pvSpec.Local != nil:
+			pvSpec.Local.Path = path.Join(pvSpec.Local.Path, v1alpha1.ModelsFolder, v.Folder)
+		default:
+			return nil, fmt.Errorf("the volume template of node group %s is neither a hostPath nor a local volume", v.Group.Name)
+		}
+	}
+	if v.ReadOnly {
+		pvSpec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}
+		claimSpec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}
+	}
 	pvSpec.ClaimRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: v.Claim.Namespace, Name: v.Claim.Name}
 	pv := &corev1ac.PersistentVolumeSpecApplyConfiguration{}
 	if err := convert(pvSpec, pv); err != nil {
 		return nil, fmt.Errorf("the volume template of node group %s: %w", v.Group.Name, err)
 	}
 	pvc := &corev1ac.PersistentVolumeClaimSpecApplyConfiguration{}
-	claimSpec := *v.Group.Claim.DeepCopy()
 	claimSpec.VolumeName = v.VolumeName
 	if err := convert(claimSpec, pvc); err != nil {
 		return nil, fmt.Errorf("the claim template of node group %s: %w", v.Group.Name, err)

@@ -1,4 +1,4 @@
-package nodeagent
+package modelcache
 
 import (
 	"fmt"
@@ -9,20 +9,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
-// The labels of a download Job (KServe's), which the agent finds its Jobs
-// by: the cache's name, its namespace for a namespace cache, the node.
-const (
-	ModelLabel          = "model"
-	ModelNamespaceLabel = "modelNamespace"
-	NodeLabel           = "node"
-	// DownloadContainer is the Job's container.
-	DownloadContainer = "download"
-	claimVolume       = "models"
-)
+// claimVolume is the download Job's volume of the claim it writes to.
+const claimVolume = "models"
 
 // JobInputs are what one download Job is made of.
 type JobInputs struct {
@@ -42,9 +34,10 @@ type JobInputs struct {
 	FSGroup int64
 	TTL     int32
 	// Name, when set, is the Job's name (else one is generated); Claim,
-	// when set, the claim it writes to (else the cache's claim on the
-	// entry's node group); Retries the pod failures it retries itself
-	// (else none: the agent counts attempts, one Job each). Labels are
+	// when set, the claim it writes to, in the model's folder (else the
+	// cache's download claim on the entry's node group); Retries the pod
+	// failures it retries itself (else none: the manager counts attempts,
+	// one Job each). Labels are
 	// added to the Job's. A Job with no Node runs on any node: the one
 	// download of a cache on a claim.
 	Name, Claim string
@@ -62,7 +55,7 @@ func JobNamespace(e v1alpha1.LocalModelInfo, jobNamespace string) string {
 
 // Job is one download attempt: the storage initializer on the node,
 // writing the model into the cache's claim, in the folder of the URI's
-// storage key. One pod, no retries within the Job: the agent counts the
+// storage key. One pod, no retries within the Job: the manager counts the
 // attempts, one Job each.
 func Job(in JobInputs) (*batchv1.Job, error) {
 	e := in.Entry
@@ -82,18 +75,23 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 	c := *plan.InitContainer
 	c.Name = DownloadContainer
 	c.Args = []string{e.SourceModelUri, storage.MountPath}
+	claim, subPath := in.Claim, ModelPath(e.Namespace, e.SourceModelUri)
+	switch {
+	case claim != "":
+	case e.Namespace != "":
+		// A namespace cache's download claim binds its own folder only.
+		claim, subPath = NamespaceDownloadClaimName(e.ModelName, e.NodeGroup), ""
+	default:
+		claim = ClaimName(e.ModelName, e.NodeGroup)
+	}
 	var mounts []corev1.VolumeMount
 	for _, m := range c.VolumeMounts {
 		if m.Name == storage.VolumeName {
-			m = corev1.VolumeMount{Name: claimVolume, MountPath: storage.MountPath, SubPath: children.ModelPath(e.Namespace, e.SourceModelUri)}
+			m = corev1.VolumeMount{Name: claimVolume, MountPath: storage.MountPath, SubPath: subPath}
 		}
 		mounts = append(mounts, m)
 	}
 	c.VolumeMounts = mounts
-	claim := in.Claim
-	if claim == "" {
-		claim = children.ClaimName(e.ModelName, e.NodeGroup)
-	}
 	volumes := []corev1.Volume{{Name: claimVolume, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 		ClaimName: claim}}}}
 	for _, v := range plan.Volumes {
@@ -101,9 +99,10 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 			volumes = append(volumes, v)
 		}
 	}
-	labels := map[string]string{ModelLabel: e.ModelName}
+	// The component label brings the Job into the manager's cache.
+	labels := map[string]string{ModelLabel: e.ModelName, v1beta1.ComponentLabel: Component}
 	if in.Node != "" {
-		labels[NodeLabel], labels[children.GroupNameLabel] = in.Node, e.NodeGroup
+		labels[NodeLabel], labels[GroupNameLabel] = in.Node, e.NodeGroup
 	}
 	if e.Namespace != "" {
 		labels[ModelNamespaceLabel] = e.Namespace

@@ -1,4 +1,4 @@
-package nodeagent
+package modelcache
 
 import (
 	"testing"
@@ -68,7 +68,7 @@ func TestWaitingReason(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reason, message := waitingReason(tc.pods)
+			reason, message := WaitingReason(tc.pods)
 			require.Equal(t, tc.reason, reason)
 			require.Equal(t, tc.message, message)
 		})

@@ -225,7 +225,7 @@ func startAgent(ctx context.Context, t *testing.T, name, root string) <-chan err
 	t.Helper()
 	errs := make(chan error, 1)
 	go func() {
-		errs <- nodeagent.Run(ctx, asAgent(), nodeagent.Options{Node: name, Group: group, Namespace: "serval-system", ModelsRoot: root,
+		errs <- nodeagent.Run(ctx, asAgent(name), nodeagent.Options{Node: name, Group: group, Namespace: "serval-system", ModelsRoot: root,
 			HealthProbeAddr: "0", SkipNameValidation: true})
 	}()
 	t.Cleanup(func() {

@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/boundedevents"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
@@ -29,13 +32,17 @@ import (
 // manager's namespace.
 const agentUser = "system:serviceaccount:serval-system:serval-node-agent"
 
+// nodeNameClaim is what a pod-bound ServiceAccount token says of its node.
+const nodeNameClaim = "authentication.kubernetes.io/node-name"
+
 // asAgent is a client configuration that acts as the agent's
-// ServiceAccount, so the agent runs with the rights the chart grants it
-// and no more.
-func asAgent() *rest.Config {
+// ServiceAccount on node, as its pod-bound token does, so the agent runs
+// with the rights the chart grants it and no more.
+func asAgent(node string) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: agentUser,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:serval-system", "system:authenticated"}}
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:serval-system", "system:authenticated"},
+		Extra:  map[string][]string{nodeNameClaim: {node}}}
 	return cfg
 }
 
@@ -68,10 +75,26 @@ func grantAgentRights(t *testing.T) {
 			require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, o)))
 		}
 	}
+	for _, doc := range policyDocs(t, root, "node-agent.yaml") {
+		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, doc)))
+	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "serval-node-agent"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "serval-node-agent"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "serval-node-agent", Namespace: "serval-system"}}}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, binding)))
+}
+
+// policyDocs are the admission policy and binding of config/policy/file.
+func policyDocs(t *testing.T, root, file string) []client.Object {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "config", "policy", file))
+	require.NoError(t, err)
+	docs := strings.Split(string(data), "\n---\n")
+	require.Len(t, docs, 2)
+	policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), policy))
+	require.NoError(t, yaml.Unmarshal([]byte(docs[1]), binding))
+	return []client.Object{policy, binding}
 }
 
 var downloadsOnce sync.Once
@@ -135,4 +158,33 @@ func TestAgentRights(t *testing.T) {
 		require.NoError(t, k8s.Create(ctx, sar))
 		require.Equalf(t, tc.allow, sar.Status.Allowed, "%s %s/%s %s in %q: allowed %v (%s)", a.Verb, a.Resource, a.Subresource, a.Name, a.Namespace, sar.Status.Allowed, sar.Status.Reason)
 	}
+}
+
+// TestAgentWritesItsOwnNode: an agent's identity, bound to one node, may
+// write that node's report and is refused another node's, by the chart's
+// admission policy.
+func TestAgentWritesItsOwnNode(t *testing.T) {
+	setUp(t)
+	ctx := context.Background()
+	for _, name := range []string{"own-node", "other-node"} {
+		n := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, n)))
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), n) })
+	}
+	agent, err := client.New(asAgent("own-node"), client.Options{Scheme: k8s.Scheme()})
+	require.NoError(t, err)
+	report := func(name string) error {
+		n := &v1alpha1.LocalModelNode{}
+		if err := agent.Get(ctx, types.NamespacedName{Name: name}, n); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Status.Copies = map[string]v1alpha1.LocalModelCopy{"m": {State: v1alpha1.CopyPresent, Digest: "forged"}}
+		return agent.Status().Patch(ctx, n, patch)
+	}
+	eventually(t, "the policy loaded", func() bool {
+		err := report("other-node")
+		return err != nil && strings.Contains(err.Error(), "may write the LocalModelNode of its own node only, not other-node")
+	})
+	require.NoError(t, report("own-node"), "its own node's report")
 }

@@ -65,6 +65,9 @@ type Agent struct {
 	// a download (by folder and Job): a measure that started before does
 	// not count.
 	measureFrom map[string]time.Time
+	// tooLarge are the reports of the copies deleted as too large, by
+	// folder.
+	tooLarge map[string]v1alpha1.LocalModelCopy
 	// Clock, when set, is the time (tests); else time.Now.
 	Clock func() time.Time
 
@@ -124,12 +127,21 @@ func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		copies[e.StatusKey()], byKey[key] = c, c
 	}
 	if err := a.report(ctx, lmn, entries, copies); err != nil {
+		if apierrors.IsConflict(err) {
+			// The manager wrote meanwhile, or the cache is behind: again,
+			// soon, from what is there now.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	// The list's and the manager's changes bring a reconcile; the resync
 	// checks the folders.
 	return ctrl.Result{RequeueAfter: cfg.LocalModel.ResyncPeriod}, nil
 }
+
+// conflictRetry is how soon a report that met a newer object is tried
+// again.
+const conflictRetry = 100 * time.Millisecond
 
 // entries are the node's models on the agent's group.
 func (a *Agent) entries(lmn *v1alpha1.LocalModelNode) []v1alpha1.LocalModelInfo {
@@ -162,9 +174,13 @@ func (a *Agent) look(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, ke
 	}
 	if !has {
 		a.forgetMeasures(key)
-		if prev.State == v1alpha1.CopyFailed && prev.Reason == modelcache.ReasonModelTooLarge && prev.Job == download.Job {
+		if c, ok := a.deletedAsTooLarge(key, download.Job); ok {
 			// The agent deleted it as too large: that stays the report
-			// until another download.
+			// until another download (remembered here too, in case the
+			// report was not written).
+			return c, nil
+		}
+		if prev.State == v1alpha1.CopyFailed && prev.Reason == modelcache.ReasonModelTooLarge && prev.Job == download.Job {
 			return prev, nil
 		}
 		return v1alpha1.LocalModelCopy{State: v1alpha1.CopyAbsent, Job: download.Job}, nil
@@ -212,7 +228,9 @@ func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo
 		}
 		a.forgetMeasures(key)
 		a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, modelcache.ReasonModelTooLarge, "Measure", "%s: %s; the copy was deleted", e.StatusKey(), msg)
-		return v1alpha1.LocalModelCopy{State: v1alpha1.CopyFailed, Job: job, Bytes: m.size, Reason: modelcache.ReasonModelTooLarge, Message: msg}, nil
+		failed := v1alpha1.LocalModelCopy{State: v1alpha1.CopyFailed, Job: job, Bytes: m.size, Reason: modelcache.ReasonModelTooLarge, Message: msg}
+		a.rememberTooLarge(key, failed)
+		return failed, nil
 	}
 	return present, nil
 }
@@ -271,6 +289,26 @@ func (a *Agent) wantMeasure(key, job string) time.Time {
 		a.measureFrom[id] = t
 	}
 	return t
+}
+
+// rememberTooLarge keeps the report of a copy the agent deleted as too
+// large, for its folder and Job.
+func (a *Agent) rememberTooLarge(key string, c v1alpha1.LocalModelCopy) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tooLarge == nil {
+		a.tooLarge = map[string]v1alpha1.LocalModelCopy{}
+	}
+	a.tooLarge[key] = c
+}
+
+// deletedAsTooLarge is the report of the copy of key the agent deleted as
+// too large after job, if it did.
+func (a *Agent) deletedAsTooLarge(key, job string) (v1alpha1.LocalModelCopy, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.tooLarge[key]
+	return c, ok && c.Job == job
 }
 
 // forgetMeasures drops what is known of a folder's measures (it is empty
@@ -351,7 +389,10 @@ func (a *Agent) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, entrie
 	if reflect.DeepEqual(next.Copies, lmn.Status.Copies) && reflect.DeepEqual(next.Disks, lmn.Status.Disks) {
 		return nil
 	}
-	patch := client.MergeFrom(lmn.DeepCopy())
+	// With the resourceVersion: a merge patch computed from a cache that
+	// has not seen the agent's last report would leave that report's
+	// fields (a failure's reason) in place.
+	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	lmn.Status.Copies, lmn.Status.Disks = next.Copies, next.Disks
 	return a.Client.Status().Patch(ctx, lmn, patch)
 }

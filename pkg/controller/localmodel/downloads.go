@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +60,10 @@ const (
 	// UnseenJobDeadline but not in the manager's cache.
 	ReasonJobNotSeen = "JobNotSeen"
 )
+
+// ConflictRetry is how soon a status write that met a newer object is
+// tried again.
+const ConflictRetry = 100 * time.Millisecond
 
 // UnseenJobDeadline is how long a created Job may stay unseen by the
 // manager's cache before it is looked for at the API server.
@@ -118,6 +123,11 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return ctrl.Result{}, err
 	}
 	if err := d.report(ctx, lmn, states, inUse); err != nil {
+		if apierrors.IsConflict(err) {
+			// The agent wrote meanwhile, or the cache is behind: again,
+			// soon, from what is there now.
+			return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	if waiting {
@@ -274,7 +284,11 @@ func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, st
 	if reflect.DeepEqual(status, lmn.Status.ModelStatus) && reflect.DeepEqual(models, lmn.Status.Models) && slices.Equal(inUse, lmn.Status.InUse) {
 		return nil
 	}
-	patch := client.MergeFrom(lmn.DeepCopy())
+	// With the resourceVersion: a merge patch drops a field only if the
+	// object it is computed from has it, so one computed from a cache that
+	// has not seen this writer's last patch would leave stale fields (a
+	// Job still running) in place.
+	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	lmn.Status.ModelStatus, lmn.Status.Models, lmn.Status.InUse = status, models, inUse
 	if err := d.Client.Status().Patch(ctx, lmn, patch); err != nil {
 		return fmt.Errorf("write the models' states on node %s: %w", lmn.Name, err)

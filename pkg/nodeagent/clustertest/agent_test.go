@@ -173,6 +173,12 @@ func eventually(t *testing.T, what string, f func() bool) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for !f() {
 		if time.Now().After(deadline) {
+			// What the nodes say, to tell a stuck state from a slow one.
+			lmns := &v1alpha1.LocalModelNodeList{}
+			_ = k8s.List(context.Background(), lmns)
+			for _, n := range lmns.Items {
+				t.Logf("LocalModelNode %s: list %d, status %+v", n.Name, len(n.Spec.LocalModels), n.Status)
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -47,7 +47,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fields typed against decode failures by hack/crdguard), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
-	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths="./pkg/apis/serving/v1alpha1;./pkg/apis/serving/v1alpha2;./pkg/apis/serving/v1beta1" output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=serval-node-agent paths=./pkg/nodeagent/... output:rbac:artifacts:config=config/rbac/node-agent

@@ -75,10 +75,18 @@ type createdJob struct {
 	at              time.Time
 }
 
-// modelState is one model's state on one node.
+// modelState is one model's state on one node, and the Warning its
+// arrival brings (recorded once the state is written, so that a write that
+// meets a newer object and is made again records it once).
 type modelState struct {
-	status v1alpha1.ModelStatus
-	detail v1alpha1.LocalModelDetail
+	status  v1alpha1.ModelStatus
+	detail  v1alpha1.LocalModelDetail
+	warning *warning
+}
+
+// warning is an Event on a node's LocalModelNode.
+type warning struct {
+	reason, action, note string
 }
 
 // Reconcile brings one node's downloads in step with its list and its
@@ -108,6 +116,7 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		// it share its Jobs and its state.
 		copyKey := e.NodeGroup + "/" + v1alpha1.CopyKey(e.Namespace, e.SourceModelUri)
 		if s, done := byCopy[copyKey]; done {
+			s.warning = nil // said once, for the copy
 			states[e.StatusKey()] = s
 			continue
 		}
@@ -122,7 +131,15 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := d.report(ctx, lmn, states, inUse); err != nil {
+	written, err := d.report(ctx, lmn, states, inUse)
+	if written {
+		for _, st := range states {
+			if w := st.warning; w != nil {
+				d.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, w.reason, w.action, "%s", w.note)
+			}
+		}
+	}
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			// The agent wrote meanwhile, or the cache is behind: again,
 			// soon, from what is there now.
@@ -251,11 +268,12 @@ func (d *Downloads) retry(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v
 		}
 	}
 	if detail.Attempts >= cfg.LocalModel.MaxDownloadAttempts {
+		st := modelState{status: v1alpha1.ModelDownloadError, detail: detail}
 		if prev.status != v1alpha1.ModelDownloadError {
-			d.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, "DownloadFailed", "Download", "%s: %s after %d attempts: %s",
-				e.StatusKey(), detail.Reason, detail.Attempts, detail.Message)
+			st.warning = &warning{reason: "DownloadFailed", action: "Download",
+				note: fmt.Sprintf("%s: %s after %d attempts: %s", e.StatusKey(), detail.Reason, detail.Attempts, detail.Message)}
 		}
-		return modelState{status: v1alpha1.ModelDownloadError, detail: detail}, nil
+		return st, nil
 	}
 	job, err := d.launch(ctx, lmn, e, cfg)
 	if err != nil {
@@ -270,9 +288,9 @@ func (d *Downloads) retry(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v
 }
 
 // report writes the manager's part of the node's status when it changed:
-// the models' states and the folders in use. The agents' part (copies,
-// disks) is not in the patch.
-func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, states map[string]modelState, inUse []string) error {
+// the models' states and the folders in use; written says it did. The
+// agents' part (copies, disks) is not in the patch.
+func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, states map[string]modelState, inUse []string) (written bool, err error) {
 	var status map[string]v1alpha1.ModelStatus
 	var models map[string]v1alpha1.LocalModelDetail
 	for k, s := range states {
@@ -282,7 +300,7 @@ func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, st
 		status[k], models[k] = s.status, s.detail
 	}
 	if reflect.DeepEqual(status, lmn.Status.ModelStatus) && reflect.DeepEqual(models, lmn.Status.Models) && slices.Equal(inUse, lmn.Status.InUse) {
-		return nil
+		return false, nil
 	}
 	// With the resourceVersion: a merge patch drops a field only if the
 	// object it is computed from has it, so one computed from a cache that
@@ -291,9 +309,9 @@ func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, st
 	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	lmn.Status.ModelStatus, lmn.Status.Models, lmn.Status.InUse = status, models, inUse
 	if err := d.Client.Status().Patch(ctx, lmn, patch); err != nil {
-		return fmt.Errorf("write the models' states on node %s: %w", lmn.Name, err)
+		return false, fmt.Errorf("write the models' states on node %s: %w", lmn.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
 func (d *Downloads) now() time.Time {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -179,7 +180,18 @@ func (r *Reconciler) syncNodes(ctx context.Context, c v1alpha1.ModelCache, group
 		lmn := have[n]
 		if lmn == nil {
 			lmn = &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.LocalModelNodeSpec{LocalModels: []v1alpha1.LocalModelInfo{entry}}}
-			if err := r.Client.Create(ctx, lmn); err != nil && !apierrors.IsAlreadyExists(err) {
+			err := r.Client.Create(ctx, lmn)
+			switch {
+			case apierrors.IsAlreadyExists(err):
+				// Another cache created it first (its cache and ours were
+				// both behind): the entry goes into that one.
+				if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(lmn), lmn); err != nil {
+					return nil, err
+				}
+				if err := r.setEntry(ctx, lmn, key, &entry); err != nil {
+					return nil, err
+				}
+			case err != nil:
 				return nil, err
 			}
 		} else if err := r.setEntry(ctx, lmn, key, &entry); err != nil {
@@ -206,7 +218,25 @@ func (r *Reconciler) syncNodes(ctx context.Context, c v1alpha1.ModelCache, group
 // setEntry makes the node's entry for key entry (nil: none), with one
 // patch when it differs. The patch carries the resourceVersion: the list
 // is written by every cache, and a stale write would drop another's entry.
+// On a conflict (another cache's entry, or a status write: the manager and
+// the agents report on the same object) it reads the node's object again,
+// uncached, and tries again at once, as a conflict here is the normal case
+// and no reason for a backoff.
 func (r *Reconciler) setEntry(ctx context.Context, lmn *v1alpha1.LocalModelNode, key string, entry *v1alpha1.LocalModelInfo) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(lmn), lmn); err != nil {
+				return err
+			}
+		}
+		first = false
+		return r.patchEntry(ctx, lmn, key, entry)
+	})
+}
+
+// patchEntry is one attempt of setEntry.
+func (r *Reconciler) patchEntry(ctx context.Context, lmn *v1alpha1.LocalModelNode, key string, entry *v1alpha1.LocalModelInfo) error {
 	models := slices.Clone(lmn.Spec.LocalModels)
 	i := slices.IndexFunc(models, func(m v1alpha1.LocalModelInfo) bool { return m.StatusKey() == key })
 	switch {

@@ -334,7 +334,14 @@ func TestAgent(t *testing.T) {
 	disk := lmn(t).Status.Disks[group]
 	assert.NotZero(t, disk.Capacity.Value(), "the disk's space reported")
 
-	// Events say what the agent did, on the node's LocalModelNode.
+	// Events say what the manager and the agent did, on the node's
+	// LocalModelNode.
+	var seen map[string]int
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the Events by reason: %v", seen)
+		}
+	})
 	eventually(t, "the Events", func() bool {
 		evs := &eventsv1.EventList{}
 		if err := k8s.List(ctx, evs); err != nil {
@@ -349,6 +356,7 @@ func TestAgent(t *testing.T) {
 				}
 			}
 		}
+		seen = reasons
 		return reasons["Downloading"] >= 4 && reasons["DownloadFailed"] == 1
 	})
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -217,4 +218,36 @@ func DecodeStrictly(data []byte, into any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(into)
+}
+
+// head is what always decodes of a Serval object: its type, metadata and
+// status (S; struct{} for a kind without one). Unexported: the CRD
+// generator would take an exported struct of TypeMeta and ObjectMeta for a
+// kind.
+type head[S any] struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status            S `json:"status,omitempty"`
+}
+
+// DecodeObject is the UnmarshalJSON of a kind whose stored spec may not
+// decode (its pod fields are schemaless in the CRD): F is the kind's type
+// without its UnmarshalJSON. When data decodes, decoded receives it; else
+// undecodable receives what always decodes (type, metadata, status) and
+// the problem (see Decode), so that one bad object never stops a list of
+// its kind from decoding. Only data that is not an object of the kind at
+// all is an error.
+func DecodeObject[F, S any](data []byte, decoded func(*F), undecodable func(metav1.TypeMeta, metav1.ObjectMeta, S, string)) error {
+	var full F
+	var h head[S]
+	problem, err := Decode(data, &full, &h)
+	switch {
+	case err != nil:
+		return err
+	case problem == "":
+		decoded(&full)
+	default:
+		undecodable(h.TypeMeta, h.ObjectMeta, h.Status, problem)
+	}
+	return nil
 }

@@ -6,19 +6,6 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/tolerant"
 )
 
-// runtimeHead is what always decodes of a runtime: its type and metadata.
-// It is a function's result, not a named struct, so that the CRD generator
-// does not take it for a kind of its own.
-func runtimeHead() *struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-} {
-	return &struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata,omitempty"`
-	}{}
-}
-
 // servingRuntimeFields is ServingRuntime without its UnmarshalJSON.
 type servingRuntimeFields ServingRuntime
 
@@ -27,18 +14,10 @@ type servingRuntimeFields ServingRuntime
 // that one bad runtime cannot stop every runtime (and with them every
 // InferenceService) from being read.
 func (in *ServingRuntime) UnmarshalJSON(data []byte) error {
-	var full servingRuntimeFields
-	head := runtimeHead()
-	decodeErr, err := tolerant.Decode(data, &full, head)
-	switch {
-	case err != nil:
-		return err
-	case decodeErr == "":
-		*in = ServingRuntime(full)
-	default:
-		*in = ServingRuntime{TypeMeta: head.TypeMeta, ObjectMeta: head.ObjectMeta, DecodeError: decodeErr}
-	}
-	return nil
+	return tolerant.DecodeObject(data, func(f *servingRuntimeFields) { *in = ServingRuntime(*f) },
+		func(tm metav1.TypeMeta, om metav1.ObjectMeta, _ struct{}, problem string) {
+			*in = ServingRuntime{TypeMeta: tm, ObjectMeta: om, DecodeError: problem}
+		})
 }
 
 // StrictTarget returns what strict decoding decodes into: the runtime's
@@ -50,18 +29,10 @@ type clusterServingRuntimeFields ClusterServingRuntime
 
 // UnmarshalJSON decodes a ClusterServingRuntime as ServingRuntime's does.
 func (in *ClusterServingRuntime) UnmarshalJSON(data []byte) error {
-	var full clusterServingRuntimeFields
-	head := runtimeHead()
-	decodeErr, err := tolerant.Decode(data, &full, head)
-	switch {
-	case err != nil:
-		return err
-	case decodeErr == "":
-		*in = ClusterServingRuntime(full)
-	default:
-		*in = ClusterServingRuntime{TypeMeta: head.TypeMeta, ObjectMeta: head.ObjectMeta, DecodeError: decodeErr}
-	}
-	return nil
+	return tolerant.DecodeObject(data, func(f *clusterServingRuntimeFields) { *in = ClusterServingRuntime(*f) },
+		func(tm metav1.TypeMeta, om metav1.ObjectMeta, _ struct{}, problem string) {
+			*in = ClusterServingRuntime{TypeMeta: tm, ObjectMeta: om, DecodeError: problem}
+		})
 }
 
 // StrictTarget returns what strict decoding decodes into: the runtime's

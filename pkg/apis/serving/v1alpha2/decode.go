@@ -14,22 +14,10 @@ type llmInferenceServiceFields LLMInferenceService
 // schemaless in the CRD) leaves Spec empty and sets DecodeError, so that one
 // bad object cannot stop every LLMInferenceService from being listed.
 func (in *LLMInferenceService) UnmarshalJSON(data []byte) error {
-	var full llmInferenceServiceFields
-	var partial struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata,omitempty"`
-		Status            LLMInferenceServiceStatus `json:"status,omitempty"`
-	}
-	decodeErr, err := tolerant.Decode(data, &full, &partial)
-	switch {
-	case err != nil:
-		return err
-	case decodeErr == "":
-		*in = LLMInferenceService(full)
-	default:
-		*in = LLMInferenceService{TypeMeta: partial.TypeMeta, ObjectMeta: partial.ObjectMeta, Status: partial.Status, DecodeError: decodeErr}
-	}
-	return nil
+	return tolerant.DecodeObject(data, func(f *llmInferenceServiceFields) { *in = LLMInferenceService(*f) },
+		func(tm metav1.TypeMeta, om metav1.ObjectMeta, st LLMInferenceServiceStatus, problem string) {
+			*in = LLMInferenceService{TypeMeta: tm, ObjectMeta: om, Status: st, DecodeError: problem}
+		})
 }
 
 // StrictTarget returns what strict decoding decodes into: the fields
@@ -46,22 +34,10 @@ type llmInferenceServiceConfigFields LLMInferenceServiceConfig
 // UnmarshalJSON decodes a preset without ever failing on its spec, as
 // LLMInferenceService's does.
 func (in *LLMInferenceServiceConfig) UnmarshalJSON(data []byte) error {
-	var full llmInferenceServiceConfigFields
-	var partial struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata,omitempty"`
-		Status            LLMInferenceServiceConfigStatus `json:"status,omitempty"`
-	}
-	decodeErr, err := tolerant.Decode(data, &full, &partial)
-	switch {
-	case err != nil:
-		return err
-	case decodeErr == "":
-		*in = LLMInferenceServiceConfig(full)
-	default:
-		*in = LLMInferenceServiceConfig{TypeMeta: partial.TypeMeta, ObjectMeta: partial.ObjectMeta, Status: partial.Status, DecodeError: decodeErr}
-	}
-	return nil
+	return tolerant.DecodeObject(data, func(f *llmInferenceServiceConfigFields) { *in = LLMInferenceServiceConfig(*f) },
+		func(tm metav1.TypeMeta, om metav1.ObjectMeta, st LLMInferenceServiceConfigStatus, problem string) {
+			*in = LLMInferenceServiceConfig{TypeMeta: tm, ObjectMeta: om, Status: st, DecodeError: problem}
+		})
 }
 
 // StrictTarget returns what strict decoding decodes into.

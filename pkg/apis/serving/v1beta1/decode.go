@@ -15,22 +15,10 @@ type inferenceServiceFields InferenceService
 // leaves Spec empty and sets DecodeError, so that one bad object cannot stop
 // a list, and with it every InferenceService, from decoding.
 func (in *InferenceService) UnmarshalJSON(data []byte) error {
-	var full inferenceServiceFields
-	var partial struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata,omitempty"`
-		Status            InferenceServiceStatus `json:"status,omitempty"`
-	}
-	decodeErr, err := tolerant.Decode(data, &full, &partial)
-	switch {
-	case err != nil:
-		return err
-	case decodeErr == "":
-		*in = InferenceService(full)
-	default:
-		*in = InferenceService{TypeMeta: partial.TypeMeta, ObjectMeta: partial.ObjectMeta, Status: partial.Status, DecodeError: decodeErr}
-	}
-	return nil
+	return tolerant.DecodeObject(data, func(f *inferenceServiceFields) { *in = InferenceService(*f) },
+		func(tm metav1.TypeMeta, om metav1.ObjectMeta, st InferenceServiceStatus, problem string) {
+			*in = InferenceService{TypeMeta: tm, ObjectMeta: om, Status: st, DecodeError: problem}
+		})
 }
 
 // StrictTarget returns what strict decoding (the webhook's check for unknown

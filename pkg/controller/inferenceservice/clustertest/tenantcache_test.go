@@ -73,6 +73,8 @@ func TestTenantsShareNoCopy(t *testing.T) {
 	sneaky := &v1alpha1.LocalModelNamespaceCache{ObjectMeta: metav1.ObjectMeta{Name: "sneaky", Namespace: tenantA}, Spec: v1alpha1.LocalModelNamespaceCacheSpec{
 		LocalModelCacheSpec: v1alpha1.LocalModelCacheSpec{SourceModelUri: uri, ModelSize: resource.MustParse("1Gi"), NodeGroups: []string{"tc"}}}}
 	require.NoError(t, k8s.Create(ctx, sneaky))
+	// Both at once: whichever creates the node's list first, the other's
+	// entry joins it.
 	eventually(t, "both listed", func() bool { return listedOn("tc-n1", "shared") && listedOn("tc-n1", tenantA+"/sneaky") })
 
 	// The tenant's copy arrives: its cache is Ready, the cluster cache is

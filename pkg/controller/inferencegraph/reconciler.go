@@ -19,6 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
@@ -43,6 +44,7 @@ type Reconciler struct {
 	GraphLimits v1alpha1.GraphLimits
 
 	pipeline *pipeline.Pipeline
+	status   *statuswriter.Writer[v1alpha1.InferenceGraphStatus]
 }
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferencegraphs,verbs=get;list;watch
@@ -75,6 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, ig); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
+			r.status.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

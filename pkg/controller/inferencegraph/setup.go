@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -34,6 +36,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	r.pipeline = pipeline.New(mgr, &v1alpha1.InferenceGraph{}, r.Applier, r.Recorder)
+	r.status = &statuswriter.Writer[v1alpha1.InferenceGraphStatus]{Client: mgr.GetClient(),
+		Status:     func(o client.Object) *v1alpha1.InferenceGraphStatus { return &o.(*v1alpha1.InferenceGraph).Status },
+		Conditions: func(st *v1alpha1.InferenceGraphStatus) *[]metav1.Condition { return &st.Conditions }}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferencegraph").
 		WithOptions(controller.Options{RateLimiter: pipeline.RateLimiter()}).

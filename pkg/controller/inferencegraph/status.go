@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -120,16 +118,13 @@ func ingressCondition(s *scope) condition {
 	return condition{ok: s.out.Routes.Ready, reason: s.out.Routes.Reason, message: s.out.Routes.Message}
 }
 
-// writeStatus patches the status once, only if it changed, and records an
-// Event when the graph turns Ready or stops being Ready.
+// writeStatus writes the status (see statuswriter), and records an Event
+// when the graph turns Ready or stops being Ready.
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	st := computeStatus(s)
-	if equality.Semantic.DeepEqual(st, s.orig.Status) {
-		return nil
-	}
-	s.ig.Status = st
-	if err := r.Client.Status().Patch(ctx, s.ig, client.MergeFrom(s.orig)); err != nil {
-		return fmt.Errorf("patch status of %s: %w", s.ig.Name, err)
+	written, err := r.status.Write(ctx, s.ig, s.orig, st)
+	if err != nil || !written {
+		return err
 	}
 	pipeline.RecordReadiness(r.Recorder, s.ig, "InferenceGraph", st.URL, s.orig.Status.Conditions, st.Conditions, false)
 	return nil

@@ -1,12 +1,10 @@
 package inferenceservice
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -59,28 +57,4 @@ func TestRecordTransitions(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-}
-
-// TestStatusWrites: a reconcile from a copy older than the last status
-// write does not write the same status again, and knows the copy is old.
-func TestStatusWrites(t *testing.T) {
-	var w statusWrites
-	key := types.NamespacedName{Namespace: "ns", Name: "x"}
-	st := v1beta1.InferenceServiceStatus{URL: "http://x"}
-	st.Conditions = []metav1.Condition{condition(v1beta1.ConditionReady, false, "R", "m", 1)}
-	check := func(version string, st v1beta1.InferenceServiceStatus) string {
-		stale, written := w.check(key, version, statusDigest(&st))
-		return fmt.Sprintf("stale=%t written=%t", stale, written)
-	}
-	assert.Equal(t, "stale=false written=false", check("1", st), "nothing written yet")
-	w.record(key, "1", statusDigest(&st))
-
-	later := *st.DeepCopy()
-	later.Conditions[0].LastTransitionTime = metav1.Now()
-	assert.Equal(t, "stale=true written=true", check("1", later), "the same status from the old copy, transition time apart")
-	changed := *st.DeepCopy()
-	changed.URL = "http://y"
-	assert.Equal(t, "stale=true written=false", check("1", changed), "a new status, from an old copy")
-	assert.Equal(t, "stale=false written=false", check("2", st), "the cache caught up: compared with what it shows")
-	assert.Equal(t, "stale=false written=false", check("1", st), "and the entry is gone")
 }

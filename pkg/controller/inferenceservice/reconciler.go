@@ -19,6 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 )
 
@@ -40,10 +41,10 @@ type Reconciler struct {
 	// volumes; nil: never (the native mode is refused).
 	ImageVolumes *ImageVolumes
 
-	pipeline     *pipeline.Pipeline
-	credentials  *credentials.Memo
-	caBundles    *cabundle.Copier
-	statusWrites statusWrites
+	pipeline    *pipeline.Pipeline
+	credentials *credentials.Memo
+	caBundles   *cabundle.Copier
+	status      *statuswriter.Writer[v1beta1.InferenceServiceStatus]
 	// templateFailures counts the services whose hosts or paths the
 	// ingress templates cannot render validly.
 	templateFailures templateFailures
@@ -83,7 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
-			r.statusWrites.forget(req.NamespacedName)
+			r.status.Forget(req.NamespacedName)
 			r.templateFailures.record(req.NamespacedName, false)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -35,6 +35,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	r.pipeline = pipeline.New(mgr, &v1beta1.InferenceService{}, r.Applier, r.Recorder)
 	r.credentials = credentials.NewMemo()
+	r.status = newStatusWriter(mgr.GetClient())
 	r.caBundles = &cabundle.Copier{Client: mgr.GetClient(), Namespace: r.Config.Key().Namespace}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("inferenceservice").

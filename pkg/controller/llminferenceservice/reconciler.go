@@ -22,6 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -41,6 +42,7 @@ type Reconciler struct {
 	Concurrency int
 
 	pipeline *pipeline.Pipeline
+	status   *statuswriter.Writer[v1alpha2.LLMInferenceServiceStatus]
 	certs    *servingcert.Keeper
 	// credentials are the download credentials of the model pods'
 	// ServiceAccounts.
@@ -62,6 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, svc); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
+			r.status.Forget(req.NamespacedName)
 			r.certs.Forget(types.NamespacedName{Namespace: req.Namespace, Name: children.CertificateName(req.Name)})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)

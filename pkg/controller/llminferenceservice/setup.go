@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -32,6 +34,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	r.pipeline = pipeline.New(mgr, &v1alpha2.LLMInferenceService{}, r.Applier, r.Recorder)
+	r.status = &statuswriter.Writer[v1alpha2.LLMInferenceServiceStatus]{Client: mgr.GetClient(),
+		Status: func(o client.Object) *v1alpha2.LLMInferenceServiceStatus {
+			return &o.(*v1alpha2.LLMInferenceService).Status
+		},
+		Conditions: func(st *v1alpha2.LLMInferenceServiceStatus) *[]metav1.Condition { return &st.Conditions }}
 	r.certs = &servingcert.Keeper{Reader: r.APIReader}
 	r.credentials = credentials.NewMemo()
 	r.caBundles = &cabundle.Copier{Client: mgr.GetClient(), Namespace: r.Namespace}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -264,16 +262,13 @@ func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 	}
 }
 
-// writeStatus patches the status once, only if it changed, and records an
-// Event when the service turns Ready or stops being Ready.
+// writeStatus writes the status (see statuswriter), and records an Event
+// when the service turns Ready or stops being Ready.
 func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	st := computeStatus(s)
-	if equality.Semantic.DeepEqual(st, s.orig.Status) {
-		return nil
-	}
-	s.svc.Status = st
-	if err := r.Client.Status().Patch(ctx, s.svc, client.MergeFrom(s.orig)); err != nil {
-		return fmt.Errorf("patch status of %s: %w", s.svc.Name, err)
+	written, err := r.status.Write(ctx, s.svc, s.orig, st)
+	if err != nil || !written {
+		return err
 	}
 	pipeline.RecordReadiness(r.Recorder, s.svc, "LLMInferenceService", st.URL, s.orig.Status.Conditions, st.Conditions, false)
 	r.recordDivergence(s, &st)

@@ -3,7 +3,6 @@ package localmodel
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
@@ -40,6 +40,7 @@ type Downloads struct {
 	Clock func() time.Time
 
 	credentials *credentials.Memo
+	status      *statuswriter.Writer[v1alpha1.LocalModelNodeStatus]
 	// created are the Jobs created and not yet seen in the cache, by node
 	// and status key: a reconcile before the cache shows a new Job must
 	// not create a second.
@@ -299,19 +300,13 @@ func (d *Downloads) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, st
 		}
 		status[k], models[k] = s.status, s.detail
 	}
-	if reflect.DeepEqual(status, lmn.Status.ModelStatus) && reflect.DeepEqual(models, lmn.Status.Models) && slices.Equal(inUse, lmn.Status.InUse) {
-		return false, nil
-	}
-	// With the resourceVersion: a merge patch drops a field only if the
-	// object it is computed from has it, so one computed from a cache that
-	// has not seen this writer's last patch would leave stale fields (a
-	// Job still running) in place.
-	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	lmn.Status.ModelStatus, lmn.Status.Models, lmn.Status.InUse = status, models, inUse
-	if err := d.Client.Status().Patch(ctx, lmn, patch); err != nil {
+	next := *lmn.Status.DeepCopy()
+	next.ModelStatus, next.Models, next.InUse = status, models, inUse
+	written, err = d.status.Write(ctx, lmn, lmn.DeepCopy(), next)
+	if err != nil {
 		return false, fmt.Errorf("write the models' states on node %s: %w", lmn.Name, err)
 	}
-	return true, nil
+	return written, nil
 }
 
 func (d *Downloads) now() time.Time {

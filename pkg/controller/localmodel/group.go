@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,6 +21,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;update;delete
@@ -38,6 +38,7 @@ type GroupReconciler struct {
 	Namespace, AgentImage string
 
 	pipeline *pipeline.Pipeline
+	status   *statuswriter.Writer[v1alpha1.LocalModelNodeGroupStatus]
 }
 
 // Reconcile applies the group's agent (or prunes it) and writes its
@@ -84,12 +85,7 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	st := GroupStatus(g, caches.All(), nodes.Items)
-	if reflect.DeepEqual(g.Status, st) {
-		return ctrl.Result{}, nil
-	}
-	patch := client.MergeFrom(g.DeepCopy())
-	g.Status = st
-	if err := r.Client.Status().Patch(ctx, g, patch); err != nil {
+	if _, err := r.status.Write(ctx, g, g.DeepCopy(), st); err != nil {
 		return ctrl.Result{}, fmt.Errorf("write the status of LocalModelNodeGroup %s: %w", g.Name, err)
 	}
 	return ctrl.Result{}, nil
@@ -117,6 +113,10 @@ func GroupStatus(g *v1alpha1.LocalModelNodeGroup, caches []v1alpha1.ModelCache, 
 // groups), the nodes, and serval-config.
 func (r *GroupReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pipeline = pipeline.New(mgr, &v1alpha1.LocalModelNodeGroup{}, r.Applier, r.Recorder)
+	r.status = &statuswriter.Writer[v1alpha1.LocalModelNodeGroupStatus]{Client: mgr.GetClient(),
+		Status: func(o client.Object) *v1alpha1.LocalModelNodeGroupStatus {
+			return &o.(*v1alpha1.LocalModelNodeGroup).Status
+		}}
 	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		return pipeline.Requests(ctx, r.Client, &v1alpha1.LocalModelNodeGroupList{})
 	})

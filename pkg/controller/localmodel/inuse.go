@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,11 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	batchv1 "k8s.io/api/batch/v1"
-
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
@@ -77,6 +77,7 @@ func (d *Downloads) inUse(ctx context.Context, lmn *v1alpha1.LocalModelNode) ([]
 // volumes (which folders are in use) and the node groups.
 func (d *Downloads) SetupWithManager(mgr ctrl.Manager) error {
 	d.credentials = credentials.NewMemo()
+	d.status = newNodeStatusWriter(mgr.GetClient())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("localmodel-downloads").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: pipeline.RateLimiter()}).
@@ -85,6 +86,17 @@ func (d *Downloads) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(d.allNodes), builder.WithPredicates(folderVolume)).
 		Watches(&v1alpha1.LocalModelNodeGroup{}, handler.EnqueueRequestsFromMapFunc(d.allNodes), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(d)
+}
+
+// newNodeStatusWriter is the writer of the manager's part of a
+// LocalModelNode's status. Every patch carries the resourceVersion: a
+// merge patch drops a field only if the object it is computed from has
+// it, so one computed from a copy that has not seen the agents' or this
+// writer's last patch would leave stale fields (a Job still running) in
+// place.
+func newNodeStatusWriter(c client.Client) *statuswriter.Writer[v1alpha1.LocalModelNodeStatus] {
+	return &statuswriter.Writer[v1alpha1.LocalModelNodeStatus]{Client: c, AlwaysLock: true,
+		Status: func(o client.Object) *v1alpha1.LocalModelNodeStatus { return &o.(*v1alpha1.LocalModelNode).Status }}
 }
 
 // agentReported passes an agent's new report of a node's copies (and not

@@ -28,6 +28,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
+	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
@@ -53,6 +54,7 @@ type Reconciler struct {
 	Namespaced bool
 
 	pipeline    *pipeline.Pipeline
+	status      *statuswriter.Writer[v1alpha1.LocalModelCacheStatus]
 	credentials *credentials.Memo
 }
 
@@ -341,33 +343,18 @@ func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, gr
 	return nil, nil
 }
 
-// writeStatus writes the status when it changed (conditions keep their
-// transition times).
+// writeStatus writes the cache's status (see statuswriter).
 func (r *Reconciler) writeStatus(ctx context.Context, c v1alpha1.ModelCache, st v1alpha1.LocalModelCacheStatus) error {
-	old := c.CacheStatus()
-	for i := range st.Conditions {
-		if prev := findCondition(old.Conditions, st.Conditions[i].Type); prev != nil && prev.Status == st.Conditions[i].Status {
-			st.Conditions[i].LastTransitionTime = prev.LastTransitionTime
-		} else {
-			st.Conditions[i].LastTransitionTime = metav1.Now()
-		}
-	}
-	if reflect.DeepEqual(*old, st) {
-		return nil
-	}
-	patch := client.MergeFrom(c.DeepCopyObject().(client.Object))
-	*c.CacheStatus() = st
-	if err := r.Client.Status().Patch(ctx, c, patch); err != nil {
+	orig := c.DeepCopyObject().(client.Object)
+	if _, err := r.status.Write(ctx, c, orig, st); err != nil {
 		return fmt.Errorf("write the status of %s %s: %w", v1alpha1.CacheKindOf(c.GetNamespace()), c.GetName(), err)
 	}
 	return nil
 }
 
-func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
+// newCacheStatusWriter is the writer of both cache kinds' statuses.
+func newCacheStatusWriter(c client.Client) *statuswriter.Writer[v1alpha1.LocalModelCacheStatus] {
+	return &statuswriter.Writer[v1alpha1.LocalModelCacheStatus]{Client: c,
+		Status:     func(o client.Object) *v1alpha1.LocalModelCacheStatus { return o.(v1alpha1.ModelCache).CacheStatus() },
+		Conditions: func(st *v1alpha1.LocalModelCacheStatus) *[]metav1.Condition { return &st.Conditions }}
 }

@@ -30,6 +30,7 @@ import (
 // that may start or stop using a cache.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pipeline = pipeline.New(mgr, r.newCache(), r.Applier, r.Recorder)
+	r.status = newCacheStatusWriter(mgr.GetClient())
 	r.credentials = credentials.NewMemo()
 	name := "localmodelcache"
 	if r.Namespaced {

@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/serval-dev/serval/pkg/pki"
 )
 
 // Secret keys; tls.crt and tls.key also name the files in the cert dir, as
@@ -204,11 +206,11 @@ func (m *Manager) replacesServedCert(data map[string][]byte) bool {
 // CA.
 func (m *Manager) desired(current map[string][]byte, keep []byte, forceServing, forceCA bool) (map[string][]byte, bool, error) {
 	now := m.Now()
-	ca, err := parseKeyPair(current[caCertKey], current[caKeyKey])
+	ca, err := pki.Parse(current[caCertKey], current[caKeyKey])
 	bundle := current[caCertKey]
-	if err != nil || forceCA || now.Add(m.RenewBefore).After(ca.cert.NotAfter) {
+	if err != nil || forceCA || now.Add(m.RenewBefore).After(ca.Cert.NotAfter) {
 		old := bundle
-		if ca, err = newCA(now, m.CAValidity); err != nil {
+		if ca, err = pki.Issue(pki.Template{CommonName: "serval-webhook-ca", Skew: time.Hour, Validity: m.CAValidity, CA: true}, nil, now); err != nil {
 			return nil, false, err
 		}
 		// Keep the old CAs that are still valid in the bundle, while
@@ -216,18 +218,18 @@ func (m *Manager) desired(current map[string][]byte, keep []byte, forceServing, 
 		// a Secret deleted again and again does not grow the bundle
 		// without end (each replica serves a certificate of the CA it read
 		// last, one of the newest).
-		bundle = mergeBundles(ca.certPEM, newest(mergeBundles(unexpired(old, now), unexpired(keep, now)), maxOldCAs))
+		bundle = mergeBundles(ca.CertPEM, newest(mergeBundles(unexpired(old, now), unexpired(keep, now)), maxOldCAs))
 		forceServing = true
 	}
-	serving, err := parseKeyPair(current[tlsCertKey], current[tlsKeyKey])
-	if err == nil && !forceServing && verifies(ca.cert, serving.cert) && covers(serving.cert, m.DNSNames, m.IPs) &&
-		now.Add(m.RenewBefore).Before(serving.cert.NotAfter) {
+	serving, err := pki.Parse(current[tlsCertKey], current[tlsKeyKey])
+	if err == nil && !forceServing && pki.Verifies(ca.Cert, serving.Cert) && pki.Covers(serving.Cert, m.DNSNames, m.IPs) &&
+		now.Add(m.RenewBefore).Before(serving.Cert.NotAfter) {
 		return current, false, nil
 	}
-	if serving, err = newServing(ca, m.DNSNames, m.IPs, now, m.CertValidity); err != nil {
+	if serving, err = pki.Issue(pki.Template{CommonName: m.DNSNames[0], DNSNames: m.DNSNames, IPs: m.IPs, Skew: time.Hour, Validity: m.CertValidity}, ca, now); err != nil {
 		return nil, false, err
 	}
-	return map[string][]byte{caCertKey: bundle, caKeyKey: ca.keyPEM, tlsCertKey: serving.certPEM, tlsKeyKey: serving.keyPEM}, true, nil
+	return map[string][]byte{caCertKey: bundle, caKeyKey: ca.KeyPEM, tlsCertKey: serving.CertPEM, tlsKeyKey: serving.KeyPEM}, true, nil
 }
 
 // mergeBundles concatenates PEM bundles, each certificate once.

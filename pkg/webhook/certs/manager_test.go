@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/serval-dev/serval/pkg/pki"
 )
 
 func testManager(now *time.Time) *Manager {
@@ -69,7 +71,7 @@ func TestDesired(t *testing.T) {
 	assert.True(t, changed)
 	cas := certsIn(t, rolled[caCertKey])
 	require.Len(t, cas, 2, "the new CA, then the old one, while old certificates may be in use")
-	assert.True(t, verifies(cas[0], certsIn(t, rolled[tlsCertKey])[0]), "the new serving certificate is signed by the new CA")
+	assert.True(t, pki.Verifies(cas[0], certsIn(t, rolled[tlsCertKey])[0]), "the new serving certificate is signed by the new CA")
 	assert.Equal(t, certsIn(t, withName[caCertKey])[0].Raw, cas[1].Raw)
 
 	now = now.Add(95 * 24 * time.Hour) // the first CA has expired, the second expires within RenewBefore

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/serval-dev/serval/pkg/pki"
 )
 
 // watchTarget is one object the manager keeps, watched by name.
@@ -124,7 +126,7 @@ func trustedBy(bundle []byte, cert *x509.Certificate) bool {
 		if b, rest = pem.Decode(rest); b == nil {
 			return false
 		}
-		if ca, err := x509.ParseCertificate(b.Bytes); err == nil && verifies(ca, cert) {
+		if ca, err := x509.ParseCertificate(b.Bytes); err == nil && pki.Verifies(ca, cert) {
 			return true
 		}
 	}

@@ -308,8 +308,11 @@ func TestStopDuringASplit(t *testing.T) {
 			ptr.Deref(d.Spec.Replicas, 1) == 0 && d.Annotations[apply.ParkedReplicasAnnotation] == "3"
 	})
 	assert.Equal(t, "gs://models/park", storageURIOf(t, ns, "park-predictor"), "the parked Deployment is the revision last rolled out")
+	// The status follows the children: written by the same reconcile, after.
+	eventually(t, "the status says stopped", func() bool {
+		return hasCondition(getISVC(t, ns, "park"), v1beta1.ConditionStopped, metav1.ConditionTrue, v1beta1.ReasonStopped)
+	})
 	stopped := getISVC(t, ns, "park")
-	assert.True(t, hasCondition(stopped, v1beta1.ConditionStopped, metav1.ConditionTrue, v1beta1.ReasonStopped))
 	assert.Equal(t, first, stopped.Status.Components[v1beta1.PredictorComponent].LatestRolledoutRevision, "the revision is remembered")
 
 	updateISVC(t, ns, "park", func(i *v1beta1.InferenceService) { delete(i.Annotations, v1beta1.StopAnnotation) })

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -14,12 +13,10 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/components"
-	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
-	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 	"github.com/serval-dev/serval/pkg/storage"
 	"github.com/serval-dev/serval/pkg/strtemplate"
 )
@@ -132,9 +129,9 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		if err != nil {
 			return fmt.Errorf("render the scheduler: %w", err)
 		}
-		if k := r.pipeline.Watches.Missing([]kinds.Kind{children.InferencePoolKind}); k != nil {
+		objs, k := r.pipeline.Gate(objs)
+		if k != nil {
 			s.missing[v1alpha2.ConditionInferencePoolReady] = missingMessage(k)
-			objs = withoutKind(objs, children.InferencePoolKind.GVK)
 		}
 		add(children.Scheduler, objs...)
 	}
@@ -159,15 +156,15 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		if err := r.resolveGroup(ctx, s); err != nil {
 			return err
 		}
-		if k := r.pipeline.Watches.Missing([]kinds.Kind{gatewayapi.HTTPRouteKind}); k != nil {
-			s.missing[v1alpha2.ConditionHTTPRoutesReady] = missingMessage(k)
-		} else {
-			route, err := children.RouteObject(s.inputs)
-			if err != nil {
-				return fmt.Errorf("render the route: %w", err)
-			}
-			add("", route)
+		route, err := children.RouteObject(s.inputs)
+		if err != nil {
+			return fmt.Errorf("render the route: %w", err)
 		}
+		objs, k := r.pipeline.Gate([]apply.Object{route})
+		if k != nil {
+			s.missing[v1alpha2.ConditionHTTPRoutesReady] = missingMessage(k)
+		}
+		add("", objs...)
 	}
 	return nil
 }
@@ -187,12 +184,6 @@ func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWor
 		s.fail(part.Condition(), "InvalidWorkload", err.Error())
 		return nil, nil, false, nil
 	}
-	if part.MultiNode() {
-		if k := r.pipeline.Watches.Missing([]kinds.Kind{children.LeaderWorkerSetKind}); k != nil {
-			s.missing[part.Condition()] = missingMessage(k)
-			return w, nil, true, nil
-		}
-	}
 	objs, err := children.WorkloadObjects(s.inputs, w)
 	var scalingErr *children.ScalingError
 	switch {
@@ -206,27 +197,23 @@ func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWor
 		s.fail(part.Condition(), "InvalidWorkload", err.Error())
 		return nil, nil, false, nil
 	}
-	if children.UsesKEDA(part.Spec.Scaling) {
-		if k := r.pipeline.Watches.Missing([]kinds.Kind{standard.ScaledObjectKind}); k != nil {
-			s.missing[part.ScalingCondition()] = missingMessage(k)
-			objs = withoutKind(objs, standard.ScaledObjectKind.GVK)
-		}
+	kept, k := r.pipeline.Gate(objs)
+	switch {
+	case k == nil:
+	case k.GVK == objs[0].GVK:
+		// The workload's own kind (a LeaderWorkerSet): nothing of the
+		// part is made.
+		s.missing[part.Condition()] = missingMessage(k)
+		return w, nil, true, nil
+	default:
+		// Its autoscaler's (a KEDA ScaledObject): the workload runs at
+		// its replicas.
+		s.missing[part.ScalingCondition()] = missingMessage(k)
 	}
-	return w, objs, true, nil
+	return w, kept, true, nil
 }
 
 // missingMessage says which CRD is missing and what to install.
 func missingMessage(k *kinds.Kind) string {
 	return fmt.Sprintf("the CRD %s is not installed; %s", k.CRD, k.Install)
-}
-
-// withoutKind leaves out the objects of a kind.
-func withoutKind(objs []apply.Object, gvk schema.GroupVersionKind) []apply.Object {
-	out := objs[:0:0]
-	for _, o := range objs {
-		if o.GVK != gvk {
-			out = append(out, o)
-		}
-	}
-	return out
 }

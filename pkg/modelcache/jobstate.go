@@ -15,9 +15,13 @@ func JobSucceeded(j *batchv1.Job) bool {
 	return j.Status.Succeeded > 0 || jobCondition(j, batchv1.JobComplete)
 }
 
+// JobFailed reports whether a download Job ended in failure (its Failed
+// condition: a Job that retries its pods has failed pods before it fails).
+func JobFailed(j *batchv1.Job) bool { return jobCondition(j, batchv1.JobFailed) }
+
 // JobFinished reports whether a download Job ended, well or not.
 func JobFinished(j *batchv1.Job) bool {
-	return JobSucceeded(j) || j.Status.Failed > 0 || jobCondition(j, batchv1.JobFailed)
+	return JobSucceeded(j) || j.Status.Failed > 0 || JobFailed(j)
 }
 
 func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/runtime"
@@ -199,18 +198,4 @@ func downloadsModel(isvc *v1beta1.InferenceService) bool {
 func readsStorageConfig(isvc *v1beta1.InferenceService) bool {
 	m := isvc.Spec.Predictor.Model
 	return m != nil && m.StorageURI == nil && m.Storage != nil
-}
-
-// retryError is what the reconcile returns for the apply failures that a
-// retry may fix (all but rejections), so they are retried with backoff;
-// rejections wait for a change of the InferenceService, a runtime or the
-// config.
-func retryError(failures map[v1beta1.ComponentType]apply.Failure) error {
-	var errs []error
-	for _, f := range failures {
-		if !f.Permanent() {
-			errs = append(errs, f)
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -105,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
 	if err == nil {
-		err = retryError(s.out.ApplyFailures)
+		err = s.out.RetryError()
 	}
 	if err == nil && s.failure != nil && s.failure.Reason == v1beta1.ReasonConflict {
 		// The conflicting object carries no Serval label, so it is neither

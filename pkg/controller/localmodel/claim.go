@@ -66,7 +66,7 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if f := failureOf(out); f != nil {
+	if f := out.FirstFailure(); f != nil {
 		setReady(false, ReasonVolumeFailed, f.Message())
 		return ctrl.Result{RequeueAfter: VolumeRetryInterval}, r.writeStatus(ctx, c, st)
 	}
@@ -80,7 +80,7 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 	case live.Status.Succeeded > 0:
 		st.ModelCopies.Available = 1
 		setReady(true, ReasonDownloaded, "the claim "+c.Spec.PVCRef+" holds the model")
-	case jobFailed(live):
+	case modelcache.JobFailed(live):
 		st.ModelCopies.Failed = 1
 		reason, message := modelcache.WhyFailed(ctx, r.APIReader, live)
 		setReady(false, ReasonDownloadFailed, fmt.Sprintf("%s: %s (delete the Job to try again)", reason, message))
@@ -88,23 +88,6 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 		setReady(false, ReasonDownloading, "the download Job "+live.Name+" is running")
 	}
 	return ctrl.Result{}, r.writeStatus(ctx, c, st)
-}
-
-// failureOf is the first object an apply refused.
-func failureOf(out pipeline.Outcome) *apply.Failure {
-	if f := out.Failure; f != nil {
-		return &apply.Failure{Err: fmt.Errorf("%s", f.Message)}
-	}
-	for _, f := range out.ApplyFailures {
-		return &f
-	}
-	return nil
-}
-
-func jobFailed(j *batchv1.Job) bool {
-	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
-		return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
-	})
 }
 
 // checkClaim says why a cache's claim cannot hold the model, or "": it

@@ -2,7 +2,6 @@ package localmodel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -331,11 +330,8 @@ func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, gr
 	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *ref}, &out); err != nil {
 		return nil, err
 	}
-	if f := out.Failure; f != nil {
-		return &apply.Failure{Err: errors.New(f.Message)}, nil
-	}
-	for _, f := range out.ApplyFailures {
-		return &f, nil
+	if f := out.FirstFailure(); f != nil {
+		return f, nil
 	}
 	if r.Namespaced {
 		return r.applyGroupVolumes(ctx, c, byGroup)

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/serval-dev/serval/pkg/apply"
 )
 
 // Requests lists owners (list is an empty list of their kind; opts narrow
@@ -57,14 +59,36 @@ const StaleRetryInterval = time.Second
 // quietly after StaleRetryInterval.
 func (o *Outcome) Result(err error) (ctrl.Result, error) {
 	if err == nil {
-		for _, f := range o.ApplyFailures {
-			if !f.Permanent() {
-				err = errors.Join(err, f)
-			}
-		}
+		err = o.RetryError()
 	}
 	if err == nil && o.Stale {
 		return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
 	}
 	return ctrl.Result{}, err
+}
+
+// RetryError joins the apply failures a retry may fix (all but the API
+// server's rejections, which wait for a change of what is rendered), so
+// that they are retried with backoff; nil when there are none.
+func (o *Outcome) RetryError() error {
+	var errs []error
+	for _, f := range o.ApplyFailures {
+		if !f.Permanent() {
+			errs = append(errs, f)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FirstFailure is what stopped or refused a run, for an owner that reports
+// one problem: the failure that stopped it, else an apply failure; nil
+// when everything was applied.
+func (o *Outcome) FirstFailure() *apply.Failure {
+	if f := o.Failure; f != nil {
+		return &apply.Failure{Err: errors.New(f.Message)}
+	}
+	for _, f := range o.ApplyFailures {
+		return &f
+	}
+	return nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -300,7 +300,7 @@ func hostPathField(g *v1alpha1.LocalModelNodeGroup) string {
 func (w LocalModelNodeGroup) validate(ctx context.Context, g *v1alpha1.LocalModelNodeGroup, old *v1alpha1.LocalModelNodeGroup) error {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if p := children.HostPathOf(g); p == "" {
+	if p := cacheobjects.HostPathOf(g); p == "" {
 		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec"), "", "must be a hostPath or local volume: the node agent keeps the models on each node's disk"))
 	} else if why := groupPathProblem(p); why != "" {
 		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec", hostPathField(g), "path"), p, why))

@@ -17,7 +17,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 // The services of a routing group are found through this index of the
@@ -68,18 +68,18 @@ func (r *Reconciler) resolveGroup(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	self := children.Member(s.defaulted)
-	members := []children.GroupMember{self}
+	self := llmobjects.Member(s.defaulted)
+	members := []llmobjects.GroupMember{self}
 	for i := range list {
 		m := &list[i]
-		if m.Name == s.svc.Name || !children.Listed(m) {
+		if m.Name == s.svc.Name || !llmobjects.Listed(m) {
 			continue
 		}
 		d := m.DeepCopy()
 		v1alpha2.Default(d)
-		members = append(members, children.Member(d))
+		members = append(members, llmobjects.Member(d))
 	}
-	s.group, s.divergent = children.SplitGroup(self, members)
+	s.group, s.divergent = llmobjects.SplitGroup(self, members)
 	s.inputs.Group = s.group
 	return nil
 }
@@ -95,14 +95,14 @@ func (r *Reconciler) finalize(ctx context.Context, s *scope) (waiting bool, err 
 		if err != nil {
 			return false, err
 		}
-		own := children.Member(s.defaulted).Backend.Name
+		own := llmobjects.Member(s.defaulted).Backend.Name
 		for i := range list {
 			m := &list[i]
 			if m.Name == s.svc.Name || m.DeletionTimestamp != nil {
 				continue
 			}
 			route := &gatewayv1.HTTPRoute{}
-			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: children.RouteName(m.Name)}, route); err != nil {
+			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: llmobjects.RouteName(m.Name)}, route); err != nil {
 				if client.IgnoreNotFound(err) != nil {
 					return false, err
 				}
@@ -201,7 +201,7 @@ func trafficChanged(old, updated *v1alpha2.LLMInferenceService) bool {
 		!equality.Semantic.DeepEqual(old.Spec.Router, updated.Spec.Router) ||
 		!equality.Semantic.DeepEqual(old.Spec.Model, updated.Spec.Model) ||
 		!slices.Equal(old.Spec.BaseRefs, updated.Spec.BaseRefs) ||
-		children.Routable(old) != children.Routable(updated) ||
+		llmobjects.Routable(old) != llmobjects.Routable(updated) ||
 		!equality.Semantic.DeepEqual(statusPool(old), statusPool(updated))
 }
 

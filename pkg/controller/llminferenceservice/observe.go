@@ -18,7 +18,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
@@ -108,8 +108,8 @@ func (r *Reconciler) observeRoutes(ctx context.Context, reader client.Reader, s 
 	}
 	var names []string
 	from := reader
-	if children.HasManagedRoute(s.inputs) {
-		names = []string{children.RouteName(s.svc.Name)}
+	if llmobjects.HasManagedRoute(s.inputs) {
+		names = []string{llmobjects.RouteName(s.svc.Name)}
 	} else if rt.Route.HTTP != nil {
 		from = r.APIReader
 		for _, ref := range rt.Route.HTTP.Refs {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
@@ -25,7 +25,7 @@ func observePart(ctx context.Context, reader client.Reader, s *scope, p *partSta
 	var st workload.State
 	var err error
 	if p.MultiNode() {
-		st, err = children.ObserveLeaderWorkerSet(ctx, reader, p.workload, s.svc.Namespace)
+		st, err = llmobjects.ObserveLeaderWorkerSet(ctx, reader, p.workload, s.svc.Namespace)
 	} else {
 		// The main Deployment's selector also matches the prefill pods:
 		// its own pods are told by their part.

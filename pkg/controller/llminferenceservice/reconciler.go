@@ -19,7 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/statuswriter"
@@ -65,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.Applier.ForgetOwner(req.Namespace, req.Name)
 			r.status.Forget(req.NamespacedName)
-			r.certs.Forget(types.NamespacedName{Namespace: req.Namespace, Name: children.CertificateName(req.Name)})
+			r.certs.Forget(types.NamespacedName{Namespace: req.Namespace, Name: llmobjects.CertificateName(req.Name)})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -3,7 +3,7 @@ package llminferenceservice
 import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/components"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/owner"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
@@ -17,7 +17,7 @@ type scope struct {
 	// applied are the presets merged; spec is the combined spec.
 	applied []v1alpha2.AppliedConfigRef
 	spec    *v1alpha2.LLMInferenceServiceSpec
-	inputs  children.Inputs
+	inputs  llmobjects.Inputs
 	// parts are the model workloads; scheduler and tokenizer are the
 	// picker and the standalone tokenizer (nil when there is none).
 	parts                []*partState
@@ -33,7 +33,7 @@ type scope struct {
 	// group are the members of the service's routing group that share its
 	// traffic, divergent those that serve other models; groupWait is the
 	// member a deleted service waits for.
-	group, divergent []children.GroupMember
+	group, divergent []llmobjects.GroupMember
 	groupWait        string
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
@@ -45,8 +45,8 @@ type scope struct {
 
 // partState is one model workload: rendered, then observed.
 type partState struct {
-	children.Part
-	workload *children.PartWorkload
+	llmobjects.Part
+	workload *llmobjects.PartWorkload
 	// state is the workload's; scaling its autoscaler's (nil without one).
 	state   *workload.State
 	scaling *cond

@@ -9,7 +9,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
@@ -71,9 +71,9 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 		t := v1alpha2.ConditionHTTPRoutesReady
 		if p := s.partOf(s.out.Failure.Component); p != nil {
 			t = p.Condition()
-		} else if s.out.Failure.Component == children.Scheduler {
+		} else if s.out.Failure.Component == llmobjects.Scheduler {
 			t = v1alpha2.ConditionSchedulerWorkloadReady
-		} else if s.out.Failure.Component == children.Tokenizer {
+		} else if s.out.Failure.Component == llmobjects.Tokenizer {
 			t = v1alpha2.ConditionTokenizerReady
 		}
 		set(t, cond{reason: s.out.Failure.Reason, message: s.out.Failure.Message})
@@ -85,12 +85,12 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 	router := []cond{}
 	routerSet := func(t string, c cond) { set(t, c); router = append(router, c) }
 	if s.scheduler != nil {
-		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, children.Scheduler, s.schedulerState))
+		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, llmobjects.Scheduler, s.schedulerState))
 	} else {
 		remove(v1alpha2.ConditionSchedulerWorkloadReady)
 	}
 	if s.tokenizer != nil {
-		routerSet(v1alpha2.ConditionTokenizerReady, workloadCondition(s, children.Tokenizer, s.tokenizerState))
+		routerSet(v1alpha2.ConditionTokenizerReady, workloadCondition(s, llmobjects.Tokenizer, s.tokenizerState))
 	} else {
 		remove(v1alpha2.ConditionTokenizerReady)
 	}
@@ -156,16 +156,16 @@ func stoppedConditions(s *scope, set func(string, cond), remove func(...string))
 	parts := map[string]bool{
 		v1alpha2.ConditionWorkloadsReady: true,
 		v1alpha2.ConditionRouterReady:    true, v1alpha2.ConditionReady: true,
-		v1alpha2.ConditionSchedulerWorkloadReady: children.HasScheduler(s.spec),
-		v1alpha2.ConditionTokenizerReady:         children.HasTokenizer(s.spec),
+		v1alpha2.ConditionSchedulerWorkloadReady: llmobjects.HasScheduler(s.spec),
+		v1alpha2.ConditionTokenizerReady:         llmobjects.HasTokenizer(s.spec),
 		v1alpha2.ConditionInferencePoolReady:     r != nil && r.Scheduler != nil,
 		v1alpha2.ConditionHTTPRoutesReady:        r != nil && r.Route != nil,
 		v1alpha2.ConditionGatewaysReady:          r != nil && r.Route != nil,
 	}
-	for _, t := range children.PartConditions() {
+	for _, t := range llmobjects.PartConditions() {
 		parts[t] = false
 	}
-	for _, p := range children.Parts(s.spec) {
+	for _, p := range llmobjects.Parts(s.spec) {
 		parts[p.Condition()] = true
 	}
 	parts[v1alpha2.ConditionScalingReady], parts[v1alpha2.ConditionPrefillScalingReady] = false, false
@@ -226,8 +226,8 @@ func firstFailing(cs []cond) cond {
 func setAddresses(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 	st.Addresses = s.addresses
 	if len(st.Addresses) == 0 {
-		st.Addresses = []v1alpha2.Address{{Name: "cluster-local", URL: fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", children.Scheme(s.inputs.TLS),
-			presets.WorkloadServiceName(s.svc.Name), s.svc.Namespace, children.ModelPort)}}
+		st.Addresses = []v1alpha2.Address{{Name: "cluster-local", URL: fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", llmobjects.Scheme(s.inputs.TLS),
+			presets.WorkloadServiceName(s.svc.Name), s.svc.Namespace, llmobjects.ModelPort)}}
 	}
 	st.URL = st.Addresses[0].URL
 }
@@ -236,7 +236,7 @@ func setAddresses(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 func setObserved(st *v1alpha2.LLMInferenceServiceStatus, s *scope) {
 	primary := v1alpha2.ObjectReference{Group: "apps", Kind: "Deployment", Name: s.parts[0].Name(s.svc.Name)}
 	if s.parts[0].MultiNode() {
-		primary.Group, primary.Kind = children.LeaderWorkerSetKind.GVK.Group, children.LeaderWorkerSetKind.GVK.Kind
+		primary.Group, primary.Kind = llmobjects.LeaderWorkerSetKind.GVK.Group, llmobjects.LeaderWorkerSetKind.GVK.Kind
 	}
 	st.Workloads = &v1alpha2.WorkloadStatus{
 		Primary: &v1alpha2.ObservedWorkloadStatus{ObjectReference: primary},

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 // ReasonMemberDivergence is GroupDegraded's reason: members of the group
@@ -46,7 +46,7 @@ func groupStatus(s *scope) *v1alpha2.GroupStatus {
 
 // memberList names members with their weights, or their models when they
 // serve other ones.
-func memberList(members []children.GroupMember) string {
+func memberList(members []llmobjects.GroupMember) string {
 	parts := make([]string, 0, len(members))
 	for _, m := range members {
 		parts = append(parts, fmt.Sprintf("%s (weight %d, models %s)", m.Name, m.Weight, strings.Join(m.Models, "+")))

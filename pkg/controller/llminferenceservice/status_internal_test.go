@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 // TestClusterLocalURLFollowsTLS: without a Gateway or Ingress address, the
@@ -23,7 +23,7 @@ func TestClusterLocalURLFollowsTLS(t *testing.T) {
 		{true, "https://llama-kserve-workload-svc.team.svc.cluster.local:8000"},
 	} {
 		s := newScope(&v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team"}})
-		s.inputs = children.Inputs{TLS: c.tls}
+		s.inputs = llmobjects.Inputs{TLS: c.tls}
 		st := &v1alpha2.LLMInferenceServiceStatus{}
 		setAddresses(st, s)
 		assert.Equal(t, c.want, st.URL)

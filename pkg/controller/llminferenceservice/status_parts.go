@@ -3,7 +3,7 @@ package llminferenceservice
 import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 // workloadConditions sets each model workload's condition and its
@@ -32,7 +32,7 @@ func workloadConditions(s *scope, set func(string, cond), remove func(...string)
 		have[p.ScalingCondition()] = true
 		all = append(all, sc)
 	}
-	for _, t := range append(children.PartConditions(), v1alpha2.ConditionScalingReady, v1alpha2.ConditionPrefillScalingReady) {
+	for _, t := range append(llmobjects.PartConditions(), v1alpha2.ConditionScalingReady, v1alpha2.ConditionPrefillScalingReady) {
 		if !have[t] {
 			remove(t)
 		}

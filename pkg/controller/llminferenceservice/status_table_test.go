@@ -13,7 +13,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/components"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
@@ -28,7 +28,7 @@ func TestComputeStatus(t *testing.T) {
 	rendered := func(s *scope) {
 		s.spec = &v1alpha2.LLMInferenceServiceSpec{}
 		s.applied = []v1alpha2.AppliedConfigRef{{Source: "well-known", Namespace: "serval-system", Name: "kserve-config-llm-template"}}
-		for _, p := range children.Parts(s.spec) {
+		for _, p := range llmobjects.Parts(s.spec) {
 			s.parts = append(s.parts, &partState{Part: p, state: available})
 		}
 	}
@@ -75,7 +75,7 @@ func TestComputeStatus(t *testing.T) {
 				v1alpha2.ConditionWorkloadsReady: {"False", v1beta1.ReasonNotAvailable}, v1alpha2.ConditionReady: {"False", v1beta1.ReasonNotAvailable}}},
 		{name: "the model workload refused, its old pods serving", setup: func(s *scope) {
 			rendered(s)
-			s.out.ApplyFailures = map[v1beta1.ComponentType]apply.Failure{children.Workload: refused}
+			s.out.ApplyFailures = map[v1beta1.ComponentType]apply.Failure{llmobjects.Workload: refused}
 		}, inForce: false, appliedRefs: true,
 			readyMsg: "applying " + refused.Object.String() + " failed: admission webhook denied the request (the previous generation's pods still serve)",
 			conditions: map[string]want{v1alpha2.ConditionMainWorkloadReady: {"False", apply.ReasonFailed},
@@ -108,7 +108,7 @@ func TestComputeStatus(t *testing.T) {
 			conditions: map[string]want{v1alpha2.ConditionHTTPRoutesReady: {"False", apply.ReasonFailed}, v1alpha2.ConditionReady: {"False", apply.ReasonFailed}}},
 		{name: "a conflicting object on the scheduler", setup: func(s *scope) {
 			rendered(s)
-			s.out.Failure = &pipeline.Failure{Component: children.Scheduler, Reason: "ConflictingObject", Message: "the Deployment x is not Serval's"}
+			s.out.Failure = &pipeline.Failure{Component: llmobjects.Scheduler, Reason: "ConflictingObject", Message: "the Deployment x is not Serval's"}
 		}, appliedRefs: true, readyMsg: "the Deployment x is not Serval's",
 			conditions: map[string]want{v1alpha2.ConditionSchedulerWorkloadReady: {"False", "ConflictingObject"},
 				v1alpha2.ConditionReady: {"False", "ConflictingObject"}}},

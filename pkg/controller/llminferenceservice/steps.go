@@ -14,7 +14,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -69,7 +69,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 // missing is reported on its condition and not rendered.
 func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) error {
 	si := cfg.StorageInitializer
-	s.inputs = children.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling,
+	s.inputs = llmobjects.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}}
 	mc, waiting, err := localmodel.Resolve(ctx, r.Client, s.spec.Model.URI, s.svc.Namespace, s.svc.Annotations)
 	if err != nil {
@@ -80,7 +80,7 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		return nil
 	}
 	s.inputs.ModelCache = mc
-	if sa, ok := children.DownloadServiceAccount(s.inputs); ok {
+	if sa, ok := llmobjects.DownloadServiceAccount(s.inputs); ok {
 		if name := si.CABundleConfigMapName; name != "" {
 			err := r.caBundles.Ensure(ctx, s.svc.Namespace, name)
 			var problem *cabundle.Problem
@@ -105,8 +105,8 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		}
 		s.out.Objects = append(s.out.Objects, os...)
 	}
-	var workloads []*children.PartWorkload
-	for _, part := range children.Parts(s.spec) {
+	var workloads []*llmobjects.PartWorkload
+	for _, part := range llmobjects.Parts(s.spec) {
 		w, objs, ok, err := r.renderPart(s, part)
 		if err != nil || !ok {
 			return err
@@ -115,17 +115,17 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		workloads = append(workloads, w)
 		add(part.Component(), objs...)
 	}
-	add(children.Workload, children.SidecarObjects(s.inputs, workloads)...)
-	cert, err := r.certs.For(ctx, children.CertificateKey(s.inputs), s.svc.UID, children.CertificateNames(s.inputs))
+	add(llmobjects.Workload, llmobjects.SidecarObjects(s.inputs, workloads)...)
+	cert, err := r.certs.For(ctx, llmobjects.CertificateKey(s.inputs), s.svc.UID, llmobjects.CertificateNames(s.inputs))
 	if err != nil {
 		return err
 	}
-	add(children.Workload, children.CertificateObject(s.inputs, cert))
-	if children.HasScheduler(s.spec) {
-		if s.scheduler, err = children.SchedulerComponent(s.inputs); err != nil {
+	add(llmobjects.Workload, llmobjects.CertificateObject(s.inputs, cert))
+	if llmobjects.HasScheduler(s.spec) {
+		if s.scheduler, err = llmobjects.SchedulerComponent(s.inputs); err != nil {
 			return fmt.Errorf("render the scheduler: %w", err)
 		}
-		objs, err := children.SchedulerObjects(s.inputs, s.scheduler)
+		objs, err := llmobjects.SchedulerObjects(s.inputs, s.scheduler)
 		if err != nil {
 			return fmt.Errorf("render the scheduler: %w", err)
 		}
@@ -133,10 +133,10 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 		if k != nil {
 			s.missing[v1alpha2.ConditionInferencePoolReady] = missingMessage(k)
 		}
-		add(children.Scheduler, objs...)
+		add(llmobjects.Scheduler, objs...)
 	}
-	if children.HasTokenizer(s.spec) {
-		c, err := children.TokenizerComponent(s.inputs)
+	if llmobjects.HasTokenizer(s.spec) {
+		c, err := llmobjects.TokenizerComponent(s.inputs)
 		var buildErr *components.BuildError
 		if errors.As(err, &buildErr) {
 			s.fail(v1alpha2.ConditionTokenizerReady, string(buildErr.Reason), buildErr.Message)
@@ -146,17 +146,17 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 			return fmt.Errorf("render the tokenizer: %w", err)
 		}
 		s.tokenizer = c
-		objs, err := children.TokenizerObjects(s.inputs, c)
+		objs, err := llmobjects.TokenizerObjects(s.inputs, c)
 		if err != nil {
 			return fmt.Errorf("render the tokenizer: %w", err)
 		}
-		add(children.Tokenizer, objs...)
+		add(llmobjects.Tokenizer, objs...)
 	}
-	if children.HasManagedRoute(s.inputs) {
+	if llmobjects.HasManagedRoute(s.inputs) {
 		if err := r.resolveGroup(ctx, s); err != nil {
 			return err
 		}
-		route, err := children.RouteObject(s.inputs)
+		route, err := llmobjects.RouteObject(s.inputs)
 		if err != nil {
 			return fmt.Errorf("render the route: %w", err)
 		}
@@ -173,8 +173,8 @@ func (r *Reconciler) render(ctx context.Context, s *scope, cfg *config.Config) e
 // LeaderWorkerSet and its autoscaler. ok is false when the service's spec
 // cannot be rendered (a condition says why); a kind whose CRD is missing
 // is left out and reported on the part's condition.
-func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWorkload, []apply.Object, bool, error) {
-	w, err := children.WorkloadComponent(s.inputs, part)
+func (r *Reconciler) renderPart(s *scope, part llmobjects.Part) (*llmobjects.PartWorkload, []apply.Object, bool, error) {
+	w, err := llmobjects.WorkloadComponent(s.inputs, part)
 	var buildErr *components.BuildError
 	if errors.As(err, &buildErr) {
 		s.fail(part.Condition(), string(buildErr.Reason), buildErr.Message)
@@ -184,10 +184,10 @@ func (r *Reconciler) renderPart(s *scope, part children.Part) (*children.PartWor
 		s.fail(part.Condition(), "InvalidWorkload", err.Error())
 		return nil, nil, false, nil
 	}
-	objs, err := children.WorkloadObjects(s.inputs, w)
-	var scalingErr *children.ScalingError
+	objs, err := llmobjects.WorkloadObjects(s.inputs, w)
+	var scalingErr *llmobjects.ScalingError
 	switch {
-	case errors.Is(err, children.ErrNoPrometheus):
+	case errors.Is(err, llmobjects.ErrNoPrometheus):
 		s.fail(part.ScalingCondition(), "InvalidConfig", err.Error())
 		return nil, nil, false, nil
 	case errors.As(err, &scalingErr):

@@ -18,7 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/modelcache"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -62,7 +62,7 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 		return ctrl.Result{}, err
 	}
 	out := pipeline.Outcome{Objects: []apply.Object{job}}
-	reader, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *children.CacheRef(c)}, &out)
+	reader, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *cacheobjects.CacheRef(c)}, &out)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -145,7 +145,7 @@ func (r *Reconciler) downloadJob(ctx context.Context, c *v1alpha1.LocalModelName
 		return apply.Object{}, err
 	}
 	ac.Status = nil
-	ac.WithOwnerReferences(children.CacheRef(c).Reference())
+	ac.WithOwnerReferences(cacheobjects.CacheRef(c).Reference())
 	return apply.Object{GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Key: types.NamespacedName{Namespace: job.Namespace, Name: job.Name},
 		Spec: ac, Frozen: true}, nil
 }

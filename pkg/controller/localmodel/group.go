@@ -19,7 +19,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 )
@@ -61,7 +61,7 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		if image == "" {
 			image = r.AgentImage
 		}
-		ds, err := children.Agent(children.AgentInputs{Group: g, Namespace: r.Namespace, Image: image})
+		ds, err := cacheobjects.Agent(cacheobjects.AgentInputs{Group: g, Namespace: r.Namespace, Image: image})
 		if err != nil {
 			// Admission refuses such a group; one made before is reported.
 			r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, "InvalidNodeGroup", "Agent", err.Error())
@@ -70,7 +70,7 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	}
 	out := pipeline.Outcome{Objects: objs}
-	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: g, Ref: *children.GroupRef(g)}, &out); err != nil {
+	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: g, Ref: *cacheobjects.GroupRef(g)}, &out); err != nil {
 		return ctrl.Result{}, err
 	}
 	if out.Failure != nil {

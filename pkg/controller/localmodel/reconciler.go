@@ -25,7 +25,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
-	"github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
@@ -306,10 +306,10 @@ func (r *Reconciler) users(ctx context.Context, c v1alpha1.ModelCache) (users, m
 // are applied under them (applyGroupVolumes). It returns the first object
 // the API server refused, if any.
 func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNamespace map[string][]string, jobNamespace string) (*apply.Failure, error) {
-	ref := children.CacheRef(c)
+	ref := cacheobjects.CacheRef(c)
 	var own []apply.Object
 	byGroup := map[types.UID][]apply.Object{}
-	for _, v := range children.Volumes(c, groups, byNamespace, jobNamespace) {
+	for _, v := range cacheobjects.Volumes(c, groups, byNamespace, jobNamespace) {
 		objs, err := v.Objects()
 		if err != nil {
 			return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
@@ -21,7 +21,7 @@ func TestGate(t *testing.T) {
 		return apply.Object{GVK: k.GVK, Key: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	deployment, service := obj(standard.DeploymentKind, "d"), obj(standard.ServiceKind, "s")
-	scaled, pool, route := obj(standard.ScaledObjectKind, "so"), obj(children.InferencePoolKind, "pool"), obj(gatewayapi.HTTPRouteKind, "r")
+	scaled, pool, route := obj(standard.ScaledObjectKind, "so"), obj(llmobjects.InferencePoolKind, "pool"), obj(gatewayapi.HTTPRouteKind, "r")
 	absent := func(crds ...string) func(kinds.Kind) bool {
 		return func(k kinds.Kind) bool {
 			for _, c := range crds {
@@ -45,7 +45,7 @@ func TestGate(t *testing.T) {
 		{"no Gateway API, nothing of it asked", []apply.Object{deployment, service}, absent(gatewayapi.HTTPRouteKind.CRD),
 			[]apply.Object{deployment, service}, ""},
 		{"two absent: both left out, the first named", []apply.Object{pool, route, service},
-			absent(children.InferencePoolKind.CRD, gatewayapi.HTTPRouteKind.CRD), []apply.Object{service}, "first"},
+			absent(llmobjects.InferencePoolKind.CRD, gatewayapi.HTTPRouteKind.CRD), []apply.Object{service}, "first"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestGate(t *testing.T) {
 				assert.Nil(t, missing)
 			case "first":
 				if assert.NotNil(t, missing) {
-					assert.Contains(t, []string{children.InferencePoolKind.CRD, gatewayapi.HTTPRouteKind.CRD}, missing.CRD)
+					assert.Contains(t, []string{llmobjects.InferencePoolKind.CRD, gatewayapi.HTTPRouteKind.CRD}, missing.CRD)
 				}
 			default:
 				if assert.NotNil(t, missing) {

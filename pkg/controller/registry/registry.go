@@ -14,8 +14,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/ingress/knativeroute"
 	"github.com/serval-dev/serval/pkg/controller/ingress/kubeingress"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
-	lmchildren "github.com/serval-dev/serval/pkg/controller/localmodel/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
@@ -76,9 +76,9 @@ func Kinds() []kinds.Kind {
 	}
 	// The kinds only an LLMInferenceService creates (its workloads,
 	// Services and routes are the modes' and routers' kinds).
-	add(children.Kinds())
+	add(llmobjects.Kinds())
 	// The volumes, claims and agents of the model cache kinds.
-	add(lmchildren.Kinds())
+	add(cacheobjects.Kinds())
 	return out
 }
 

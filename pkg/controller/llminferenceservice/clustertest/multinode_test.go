@@ -24,11 +24,11 @@ import (
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 func getLWS(ns, name string) (*unstructured.Unstructured, error) {
-	u := children.LeaderWorkerSetKind.New().(*unstructured.Unstructured)
+	u := llmobjects.LeaderWorkerSetKind.New().(*unstructured.Unstructured)
 	return u, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
 }
 
@@ -75,7 +75,7 @@ func installLWS(t *testing.T) {
 	paths, err := testenv.UpstreamCRDPathsOf(testenv.LWS)
 	require.NoError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if k8s.Get(context.Background(), types.NamespacedName{Name: children.LeaderWorkerSetKind.CRD}, crd) == nil {
+	if k8s.Get(context.Background(), types.NamespacedName{Name: llmobjects.LeaderWorkerSetKind.CRD}, crd) == nil {
 		return
 	}
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
@@ -96,7 +96,7 @@ func TestMultiNodeWorkload(t *testing.T) {
   worker: {}
   scaling: {minReplicas: 1, maxReplicas: 3, wva: {hpa: {}}}
 `)
-	if exists(&apiextensionsv1.CustomResourceDefinition{}, "", children.LeaderWorkerSetKind.CRD) {
+	if exists(&apiextensionsv1.CustomResourceDefinition{}, "", llmobjects.LeaderWorkerSetKind.CRD) {
 		t.Log("the LeaderWorkerSet CRD is installed already: the missing-CRD path is not exercised in this run")
 	} else {
 		eventually(t, "MissingCRD naming the LeaderWorkerSet CRD", func() bool {
@@ -176,11 +176,11 @@ func TestPrefillDecode(t *testing.T) {
 	})
 	prefill := &appsv1.Deployment{}
 	require.True(t, exists(prefill, ns, "pd-kserve-prefill"))
-	assert.Equal(t, "prefill", prefill.Spec.Template.Labels[children.RoleLabel])
+	assert.Equal(t, "prefill", prefill.Spec.Template.Labels[llmobjects.RoleLabel])
 	assert.Equal(t, int32(2), *prefill.Spec.Replicas)
 	decode := &appsv1.Deployment{}
 	require.True(t, exists(decode, ns, "pd-kserve"))
-	assert.Equal(t, "decode", decode.Spec.Template.Labels[children.RoleLabel])
+	assert.Equal(t, "decode", decode.Spec.Template.Labels[llmobjects.RoleLabel])
 	assert.True(t, slices.ContainsFunc(decode.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool {
 		return c.Name == "llm-d-routing-sidecar" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 	}), "the decode pods' routing sidecar")

@@ -1,4 +1,4 @@
-package children
+package llmobjects
 
 import (
 	corev1 "k8s.io/api/core/v1"

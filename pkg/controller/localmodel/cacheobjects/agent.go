@@ -1,4 +1,4 @@
-package children
+package cacheobjects
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package children_test
+package llmobjects_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	v1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 func TestCertificateNames(t *testing.T) {
@@ -37,7 +37,7 @@ func TestCertificateNames(t *testing.T) {
 				"llama-kserve-workload-svc.team.svc", "llama-kserve-workload-svc.team.svc.cluster.local"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, children.CertificateNames(children.Inputs{Service: svc, Spec: &c.spec}))
+			assert.Equal(t, c.want, llmobjects.CertificateNames(llmobjects.Inputs{Service: svc, Spec: &c.spec}))
 		})
 	}
 }
@@ -63,7 +63,7 @@ func TestDownloadServiceAccount(t *testing.T) {
 			StorageInitializer: &v1alpha2.StorageInitializerSpec{Enabled: new(bool)}}, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sa, ok := children.DownloadServiceAccount(children.Inputs{Service: svc, Spec: &c.spec})
+			sa, ok := llmobjects.DownloadServiceAccount(llmobjects.Inputs{Service: svc, Spec: &c.spec})
 			assert.Equal(t, c.sa, sa)
 			assert.Equal(t, c.loaded, ok)
 		})

@@ -1,4 +1,4 @@
-package children
+package llmobjects
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package children
+package llmobjects
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

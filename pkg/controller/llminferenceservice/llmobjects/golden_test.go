@@ -1,4 +1,4 @@
-package children_test
+package llmobjects_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/storage"
@@ -148,7 +148,7 @@ func TestGolden(t *testing.T) {
 			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
 			dp := &v1alpha2.ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](2)}
 			s.Worker, s.Parallelism = &corev1.PodSpec{}, dp
-			s.Labels = map[string]string{children.AcceleratorLabel: "H100"}
+			s.Labels = map[string]string{llmobjects.AcceleratorLabel: "H100"}
 			s.Scaling = &v1alpha2.ScalingSpec{MaxReplicas: 4, WVA: &v1alpha2.WVASpec{VariantCost: "20", ActuatorSpec: v1alpha2.ActuatorSpec{HPA: &v1alpha2.HPAScalingSpec{}}}}
 			s.Prefill = &v1alpha2.WorkloadSpec{Worker: &corev1.PodSpec{}, Parallelism: dp.DeepCopy(),
 				Scaling: &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 3, WVA: &v1alpha2.WVASpec{ActuatorSpec: v1alpha2.ActuatorSpec{
@@ -198,8 +198,8 @@ func TestGolden(t *testing.T) {
 				IngressGatewayName: "serval-gateway", IngressGatewayNamespace: "serval-system", ModelBasedRoutingHeaderName: "X-Gateway-Model-Name",
 				EnableTLS: tls}, []string{"team", "serval-system"})
 			require.NoError(t, err)
-			in := children.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
-			if sa, ok := children.DownloadServiceAccount(in); ok && sa == "downloader" {
+			in := llmobjects.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
+			if sa, ok := llmobjects.DownloadServiceAccount(in); ok && sa == "downloader" {
 				in.Credentials = credentials
 			}
 			if svc.Spec.Router.RoutingGroup() != "" {
@@ -207,38 +207,38 @@ func TestGolden(t *testing.T) {
 				other := svc.DeepCopy()
 				other.Name, other.Spec.Router.Route.Weight = "llama-canary", ptr.To[int32](10)
 				other.Spec.Router.Scheduler = &v1alpha2.SchedulerSpec{}
-				in.Group, _ = children.SplitGroup(children.Member(svc), []children.GroupMember{children.Member(svc), children.Member(other)})
+				in.Group, _ = llmobjects.SplitGroup(llmobjects.Member(svc), []llmobjects.GroupMember{llmobjects.Member(svc), llmobjects.Member(other)})
 			}
 			in.Autoscaling = config.LLMAutoscaling{PrometheusURL: "http://prometheus.monitoring:9090", AuthModes: "bearer", TriggerAuthName: "prom-auth"}
 			var objs []apply.Object
-			var workloads []*children.PartWorkload
-			for _, p := range children.Parts(in.Spec) {
-				w, err := children.WorkloadComponent(in, p)
+			var workloads []*llmobjects.PartWorkload
+			for _, p := range llmobjects.Parts(in.Spec) {
+				w, err := llmobjects.WorkloadComponent(in, p)
 				require.NoError(t, err)
-				more, err := children.WorkloadObjects(in, w)
+				more, err := llmobjects.WorkloadObjects(in, w)
 				require.NoError(t, err)
 				objs = append(objs, more...)
 				workloads = append(workloads, w)
 			}
-			objs = append(objs, children.SidecarObjects(in, workloads)...)
+			objs = append(objs, llmobjects.SidecarObjects(in, workloads)...)
 			// The certificate is random; its names are checked in TestCertificateNames.
-			objs = append(objs, children.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
-			if children.HasScheduler(in.Spec) {
-				sc, err := children.SchedulerComponent(in)
+			objs = append(objs, llmobjects.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
+			if llmobjects.HasScheduler(in.Spec) {
+				sc, err := llmobjects.SchedulerComponent(in)
 				require.NoError(t, err)
-				more, err := children.SchedulerObjects(in, sc)
-				require.NoError(t, err)
-				objs = append(objs, more...)
-			}
-			if children.HasTokenizer(in.Spec) {
-				tc, err := children.TokenizerComponent(in)
-				require.NoError(t, err)
-				more, err := children.TokenizerObjects(in, tc)
+				more, err := llmobjects.SchedulerObjects(in, sc)
 				require.NoError(t, err)
 				objs = append(objs, more...)
 			}
-			if children.HasManagedRoute(in) {
-				route, err := children.RouteObject(in)
+			if llmobjects.HasTokenizer(in.Spec) {
+				tc, err := llmobjects.TokenizerComponent(in)
+				require.NoError(t, err)
+				more, err := llmobjects.TokenizerObjects(in, tc)
+				require.NoError(t, err)
+				objs = append(objs, more...)
+			}
+			if llmobjects.HasManagedRoute(in) {
+				route, err := llmobjects.RouteObject(in)
 				require.NoError(t, err)
 				objs = append(objs, route)
 			}

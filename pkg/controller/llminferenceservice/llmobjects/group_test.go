@@ -1,4 +1,4 @@
-package children_test
+package llmobjects_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/children"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 )
 
 func grouped(name string, weight int32, change func(*v1alpha2.LLMInferenceService)) *v1alpha2.LLMInferenceService {
@@ -40,7 +40,7 @@ func TestMemberBackend(t *testing.T) {
 		}), "InferencePool", "a-inference-pool"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := children.Member(c.svc)
+			m := llmobjects.Member(c.svc)
 			assert.Equal(t, c.kind, string(*m.Backend.Kind))
 			assert.Equal(t, c.back, string(m.Backend.Name))
 			assert.Equal(t, gwapiv1.PortNumber(8000), *m.Backend.Port)
@@ -53,12 +53,12 @@ func TestSplitGroupByModels(t *testing.T) {
 	lora := func(s *v1alpha2.LLMInferenceService) {
 		s.Spec.Model.LoRA = &v1alpha2.LoRASpec{Adapters: []v1alpha2.LLMModelSpec{{Name: ptr.To("sql"), URI: "hf://org/sql"}}}
 	}
-	self := children.Member(grouped("b", 50, nil))
-	matching, divergent := children.SplitGroup(self, []children.GroupMember{
-		self, children.Member(grouped("c", 10, lora)), children.Member(grouped("a", 40, nil)),
-		children.Member(grouped("d", 5, func(s *v1alpha2.LLMInferenceService) { s.Spec.Model.Name = ptr.To("mistral") })),
+	self := llmobjects.Member(grouped("b", 50, nil))
+	matching, divergent := llmobjects.SplitGroup(self, []llmobjects.GroupMember{
+		self, llmobjects.Member(grouped("c", 10, lora)), llmobjects.Member(grouped("a", 40, nil)),
+		llmobjects.Member(grouped("d", 5, func(s *v1alpha2.LLMInferenceService) { s.Spec.Model.Name = ptr.To("mistral") })),
 	})
-	names := func(ms []children.GroupMember) (out []string) {
+	names := func(ms []llmobjects.GroupMember) (out []string) {
 		for _, m := range ms {
 			out = append(out, m.Name)
 		}
@@ -83,7 +83,7 @@ func TestRoutable(t *testing.T) {
 		{"being deleted", func(s *v1alpha2.LLMInferenceService) { s.Status.Conditions = ready; s.DeletionTimestamp = &now }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.routable, children.Routable(grouped("a", 1, c.change)))
+			assert.Equal(t, c.routable, llmobjects.Routable(grouped("a", 1, c.change)))
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,26 +74,15 @@ func grantAgentRights(t *testing.T) {
 			require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, o)))
 		}
 	}
-	for _, doc := range policyDocs(t, root, "node-agent.yaml") {
-		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, doc)))
+	policy, err := testenv.PolicyObjects("node-agent.yaml")
+	require.NoError(t, err)
+	for _, o := range policy {
+		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, o)))
 	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "serval-node-agent"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "serval-node-agent"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "serval-node-agent", Namespace: "serval-system"}}}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, binding)))
-}
-
-// policyDocs are the admission policy and binding of config/policy/file.
-func policyDocs(t *testing.T, root, file string) []client.Object {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "config", "policy", file))
-	require.NoError(t, err)
-	docs := strings.Split(string(data), "\n---\n")
-	require.Len(t, docs, 2)
-	policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), policy))
-	require.NoError(t, yaml.Unmarshal([]byte(docs[1]), binding))
-	return []client.Object{policy, binding}
 }
 
 var downloadsOnce sync.Once

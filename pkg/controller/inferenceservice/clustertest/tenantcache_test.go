@@ -2,22 +2,18 @@ package clustertest
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -28,18 +24,11 @@ import (
 // mounts, as config/policy holds it.
 func applyModelMountsPolicy(t *testing.T) {
 	t.Helper()
-	root, err := testenv.RepoRoot()
+	objs, err := testenv.PolicyObjects("model-mounts.yaml")
 	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join(root, "config", "policy", "model-mounts.yaml"))
-	require.NoError(t, err)
-	docs := strings.Split(string(data), "\n---\n")
-	require.Len(t, docs, 2)
-	policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), policy))
-	require.NoError(t, yaml.Unmarshal([]byte(docs[1]), binding))
-	ctx := context.Background()
-	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, policy)))
-	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, binding)))
+	for _, o := range objs {
+		require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(context.Background(), o)))
+	}
 }
 
 // mountPod is a pod of ns that mounts claim, writable or not.

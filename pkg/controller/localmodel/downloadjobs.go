@@ -95,12 +95,12 @@ func MatchingStorageContainer(ctx context.Context, r client.Reader, uri string) 
 // before the cache showed it is forgotten, with an Event, so the next
 // attempt may start.
 func (d *Downloads) unseen(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, jobs []batchv1.Job) (st modelState, wait bool, err error) {
-	created, ok := d.pending(lmn.Name, e.StatusKey())
+	created, ok := d.pending(lmn, e.StatusKey())
 	if !ok {
 		return modelState{}, false, nil
 	}
 	if slices.ContainsFunc(jobs, func(j batchv1.Job) bool { return j.Name == created.name }) {
-		d.forget(lmn.Name, e.StatusKey())
+		d.forget(lmn, e.StatusKey())
 		return modelState{}, false, nil
 	}
 	st = modelState{status: v1alpha1.ModelDownloadPending, detail: v1alpha1.LocalModelDetail{Attempts: int32(len(jobs) + 1), Job: created.name, JobRunning: true}}
@@ -117,37 +117,41 @@ func (d *Downloads) unseen(ctx context.Context, lmn *v1alpha1.LocalModelNode, e 
 	case !apierrors.IsNotFound(err):
 		return modelState{}, true, fmt.Errorf("look for the download Job %s/%s: %w", created.namespace, created.name, err)
 	}
-	d.forget(lmn.Name, e.StatusKey())
+	d.forget(lmn, e.StatusKey())
 	d.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, "JobLost", "Download", "%s: Job %s/%s, created %s ago, is gone before the manager saw it run; starting another",
 		e.StatusKey(), created.namespace, created.name, age.Round(time.Second))
 	return modelState{}, false, nil
 }
 
-func createdKey(node, statusKey string) string { return node + "\x00" + statusKey }
+// createdKey names a model of one node list (by its UID: a list made
+// again under the same name starts afresh).
+func createdKey(lmn *v1alpha1.LocalModelNode, statusKey string) string {
+	return string(lmn.UID) + "\x00" + statusKey
+}
 
-func (d *Downloads) pending(node, statusKey string) (createdJob, bool) {
+func (d *Downloads) pending(lmn *v1alpha1.LocalModelNode, statusKey string) (createdJob, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	j, ok := d.created[createdKey(node, statusKey)]
+	j, ok := d.created[createdKey(lmn, statusKey)]
 	return j, ok
 }
 
-func (d *Downloads) isPending(node, statusKey string) bool {
-	_, ok := d.pending(node, statusKey)
+func (d *Downloads) isPending(lmn *v1alpha1.LocalModelNode, statusKey string) bool {
+	_, ok := d.pending(lmn, statusKey)
 	return ok
 }
 
-func (d *Downloads) forget(node, statusKey string) {
+func (d *Downloads) forget(lmn *v1alpha1.LocalModelNode, statusKey string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.created, createdKey(node, statusKey))
+	delete(d.created, createdKey(lmn, statusKey))
 }
 
-func (d *Downloads) remember(node, statusKey string, job *batchv1.Job) {
+func (d *Downloads) remember(lmn *v1alpha1.LocalModelNode, statusKey string, job *batchv1.Job) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.created == nil {
 		d.created = map[string]createdJob{}
 	}
-	d.created[createdKey(node, statusKey)] = createdJob{namespace: job.Namespace, name: job.Name, at: d.now()}
+	d.created[createdKey(lmn, statusKey)] = createdJob{namespace: job.Namespace, name: job.Name, at: d.now()}
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,11 +122,11 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			states[e.StatusKey()] = s
 			continue
 		}
-		s, err := d.model(ctx, lmn, e, jobsOf(jobs.Items, e), cfg)
+		s, err := d.model(ctx, lmn, e, jobsOf(jobs.Items, e, lmn), cfg)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		waiting = waiting || s.detail.Reason == ReasonJobNotSeen || d.isPending(lmn.Name, e.StatusKey())
+		waiting = waiting || s.detail.Reason == ReasonJobNotSeen || d.isPending(lmn, e.StatusKey())
 		states[e.StatusKey()], byCopy[copyKey] = s, s
 	}
 	inUse, err := d.inUse(ctx, lmn)
@@ -156,12 +157,15 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	return ctrl.Result{}, nil
 }
 
-// jobsOf are the download Jobs of one entry, not being deleted.
-func jobsOf(all []batchv1.Job, e v1alpha1.LocalModelInfo) []batchv1.Job {
+// jobsOf are the download Jobs of one entry, not being deleted, made for
+// this very node list: the Jobs of an earlier object of the same name (a
+// list deleted and made again, whose Jobs the garbage collector has not
+// removed yet) are not its attempts.
+func jobsOf(all []batchv1.Job, e v1alpha1.LocalModelInfo, lmn *v1alpha1.LocalModelNode) []batchv1.Job {
 	var out []batchv1.Job
 	for _, j := range all {
 		if j.Labels[modelcache.ModelLabel] == e.ModelName && j.Labels[modelcache.ModelNamespaceLabel] == e.Namespace &&
-			j.Labels[modelcache.GroupNameLabel] == e.NodeGroup && j.DeletionTimestamp == nil {
+			j.Labels[modelcache.GroupNameLabel] == e.NodeGroup && j.DeletionTimestamp == nil && metav1.IsControlledBy(&j, lmn) {
 			out = append(out, j)
 		}
 	}
@@ -282,7 +286,7 @@ func (d *Downloads) retry(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v
 	}
 	d.Recorder.Eventf(lmn, job, corev1.EventTypeNormal, "Downloading", "Download", "%s from %s: Job %s/%s, attempt %d of %d",
 		e.StatusKey(), e.SourceModelUri, job.Namespace, job.Name, detail.Attempts+1, cfg.LocalModel.MaxDownloadAttempts)
-	d.remember(lmn.Name, e.StatusKey(), job)
+	d.remember(lmn, e.StatusKey(), job)
 	detail.Attempts++
 	detail.Job, detail.JobRunning = job.Name, true
 	return modelState{status: v1alpha1.ModelDownloadPending, detail: detail}, nil

@@ -105,3 +105,31 @@ func TestModelState(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsOfThisList: a model's attempts are the Jobs of its own entry
+// made for this very node list; a Job of an earlier list of the same name
+// (deleted and made again, its Jobs not collected yet), of another model
+// or of another group, or being deleted, is not one.
+func TestJobsOfThisList(t *testing.T) {
+	lmn := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "now"}}
+	earlier := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "before"}}
+	e := v1alpha1.LocalModelInfo{ModelName: "m", NodeGroup: "g", Namespace: "team"}
+	job := func(name string, owner *v1alpha1.LocalModelNode, model, group string, deleting bool) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			modelcache.ModelLabel: model, modelcache.ModelNamespaceLabel: "team", modelcache.GroupNameLabel: group}}}
+		j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1alpha1.GroupVersion.WithKind("LocalModelNode"))}
+		if deleting {
+			j.DeletionTimestamp = ptrTo(metav1.Now())
+		}
+		return j
+	}
+	all := []batchv1.Job{job("mine", lmn, "m", "g", false), job("old-list", earlier, "m", "g", false), job("other-model", lmn, "x", "g", false),
+		job("other-group", lmn, "m", "h", false), job("going", lmn, "m", "g", true)}
+	var names []string
+	for _, j := range jobsOf(all, e, lmn) {
+		names = append(names, j.Name)
+	}
+	assert.Equal(t, []string{"mine"}, names)
+}
+
+func ptrTo[T any](v T) *T { return &v }

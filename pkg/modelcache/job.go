@@ -2,6 +2,7 @@ package modelcache
 
 import (
 	"fmt"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,8 @@ type JobInputs struct {
 	Name, Claim string
 	Retries     int32
 	Labels      map[string]string
+	// Attempt, when set, is the Job's attempt number (AttemptAnnotation).
+	Attempt int32
 }
 
 // JobNamespace is where an entry's download Jobs run.
@@ -139,6 +142,9 @@ func Job(in JobInputs) (*batchv1.Job, error) {
 	}
 	if in.Name != "" {
 		job.GenerateName = ""
+	}
+	if in.Attempt > 0 {
+		job.Annotations = map[string]string{AttemptAnnotation: strconv.Itoa(int(in.Attempt))}
 	}
 	if in.Owner != nil {
 		job.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "LocalModelNode",

@@ -2,8 +2,10 @@ package modelcache
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -73,4 +75,27 @@ func TestWaitingReason(t *testing.T) {
 			require.Equal(t, tc.message, message)
 		})
 	}
+}
+
+// TestLatest: the latest Job is the highest attempt, whatever the order
+// the cache lists them in and though all were made within one second (the
+// resolution of a creation time); without attempt numbers, the latest
+// creation, then the name.
+func TestLatest(t *testing.T) {
+	second := metav1.NewTime(time.Unix(100, 0))
+	job := func(name, attempt string, created metav1.Time) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: created}}
+		if attempt != "" {
+			j.Annotations = map[string]string{AttemptAnnotation: attempt}
+		}
+		return j
+	}
+	a, b, c := job("zz", "1", second), job("aa", "3", second), job("mm", "2", second)
+	for _, order := range [][]batchv1.Job{{a, b, c}, {c, b, a}, {b, a, c}} {
+		require.Equal(t, "aa", Latest(order).Name)
+	}
+	old, newer := job("x", "", second), job("y", "", metav1.NewTime(second.Add(time.Second)))
+	require.Equal(t, "y", Latest([]batchv1.Job{newer, old}).Name)
+	require.Equal(t, "y", Latest([]batchv1.Job{job("x", "", second), job("y", "", second)}).Name)
+	require.Nil(t, Latest(nil))
 }

@@ -3,6 +3,7 @@ package modelcache
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -33,16 +34,41 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
 	return false
 }
 
-// Latest is the newest of jobs; nil for none.
+// Latest is the newest of jobs, nil for none: the highest attempt number
+// (AttemptAnnotation), then the latest creation, then the name. Creation
+// times have a resolution of a second, and two attempts of one second
+// must not take turns being the latest.
 func Latest(jobs []batchv1.Job) *batchv1.Job {
 	var latest *batchv1.Job
 	for i := range jobs {
-		if latest == nil || jobs[i].CreationTimestamp.After(latest.CreationTimestamp.Time) {
+		if latest == nil || newer(&jobs[i], latest) {
 			latest = &jobs[i]
 		}
 	}
 	return latest
 }
+
+// newer reports whether a was made after b.
+func newer(a, b *batchv1.Job) bool {
+	if x, y := attemptOf(a), attemptOf(b); x != y {
+		return x > y
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.After(b.CreationTimestamp.Time)
+	}
+	return a.Name > b.Name
+}
+
+// attemptOf is a Job's attempt number; 0 when it has none (a Job made by
+// an earlier version).
+func attemptOf(j *batchv1.Job) int {
+	n, _ := strconv.Atoi(j.Annotations[AttemptAnnotation])
+	return n
+}
+
+// AttemptAnnotation numbers a model's download Jobs on a node: 1 for the
+// first of a round.
+const AttemptAnnotation = "serving.serval.dev/download-attempt"
 
 // maxTerminationMessage is how much of a container's termination message a
 // failure keeps: its end, where the storage initializer's error is.

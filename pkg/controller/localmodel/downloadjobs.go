@@ -20,8 +20,8 @@ import (
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
-// launch creates a download Job for an entry, on its node.
-func (d *Downloads) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, cfg *config.Config) (*batchv1.Job, error) {
+// launch creates the attempt-th download Job of an entry, on its node.
+func (d *Downloads) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, attempt int32, cfg *config.Config) (*batchv1.Job, error) {
 	ns := modelcache.JobNamespace(e, cfg.LocalModel.JobNamespace)
 	creds, err := DownloadCredentials(ctx, d.credentials, d.APIReader, e, ns)
 	if err != nil {
@@ -34,7 +34,7 @@ func (d *Downloads) launch(ctx context.Context, lmn *v1alpha1.LocalModelNode, e 
 	si := cfg.StorageInitializer
 	job, err := modelcache.Job(modelcache.JobInputs{Entry: e, Node: lmn.Name, Owner: lmn, Namespace: ns, Container: sc,
 		Initializer: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()},
-		Credentials: creds, FSGroup: cfg.LocalModel.FSGroup, TTL: cfg.LocalModel.JobTTLSecondsAfterFinished})
+		Credentials: creds, FSGroup: cfg.LocalModel.FSGroup, TTL: cfg.LocalModel.JobTTLSecondsAfterFinished, Attempt: attempt})
 	if err != nil {
 		return nil, fmt.Errorf("the download Job of %s: %w", e.StatusKey(), err)
 	}

@@ -280,7 +280,7 @@ func (d *Downloads) retry(ctx context.Context, lmn *v1alpha1.LocalModelNode, e v
 		}
 		return st, nil
 	}
-	job, err := d.launch(ctx, lmn, e, cfg)
+	job, err := d.launch(ctx, lmn, e, detail.Attempts+1, cfg)
 	if err != nil {
 		return modelState{}, err
 	}

@@ -340,6 +340,13 @@ func TestAgent(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the Events by reason: %v", seen)
+			evs := &eventsv1.EventList{}
+			_ = k8s.List(context.Background(), evs)
+			for _, ev := range evs.Items {
+				if ev.Regarding.Name == node && ev.Reason == "DownloadFailed" {
+					t.Logf("DownloadFailed Event %s: regarding version %s, uid %s, at %s, by %s/%s: %s", ev.Name, ev.Regarding.ResourceVersion, ev.Regarding.UID, ev.EventTime.Format("15:04:05.000"), ev.ReportingController, ev.ReportingInstance, ev.Note)
+				}
+			}
 		}
 	})
 	eventually(t, "the Events", func() bool {

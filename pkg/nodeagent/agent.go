@@ -285,6 +285,12 @@ func (a *Agent) wantMeasure(key, job string) time.Time {
 	id := key + "\x00" + job
 	t, ok := a.measureFrom[id]
 	if !ok {
+		// One entry per folder: an earlier Job's is done with.
+		for other := range a.measureFrom {
+			if strings.HasPrefix(other, key+"\x00") {
+				delete(a.measureFrom, other)
+			}
+		}
 		t = a.now()
 		a.measureFrom[id] = t
 	}

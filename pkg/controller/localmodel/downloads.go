@@ -97,6 +97,9 @@ func (d *Downloads) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	lmn := &v1alpha1.LocalModelNode{}
 	if err := d.Client.Get(ctx, req.NamespacedName, lmn); err != nil {
 		// Gone: its Jobs go with it (it owns them).
+		if apierrors.IsNotFound(err) {
+			d.status.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	cfg, err := d.Config.InForce(ctx)

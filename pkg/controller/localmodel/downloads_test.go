@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
@@ -119,7 +120,7 @@ func TestJobsOfThisList(t *testing.T) {
 			modelcache.ModelLabel: model, modelcache.ModelNamespaceLabel: "team", modelcache.GroupNameLabel: group}}}
 		j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, v1alpha1.GroupVersion.WithKind("LocalModelNode"))}
 		if deleting {
-			j.DeletionTimestamp = ptrTo(metav1.Now())
+			j.DeletionTimestamp = ptr.To(metav1.Now())
 		}
 		return j
 	}
@@ -131,5 +132,3 @@ func TestJobsOfThisList(t *testing.T) {
 	}
 	assert.Equal(t, []string{"mine"}, names)
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -44,7 +44,7 @@ func TestGate(t *testing.T) {
 			[]apply.Object{deployment, service}, standard.ScaledObjectKind.CRD},
 		{"no Gateway API, nothing of it asked", []apply.Object{deployment, service}, absent(gatewayapi.HTTPRouteKind.CRD),
 			[]apply.Object{deployment, service}, ""},
-		{"two absent: both left out, the first named", []apply.Object{pool, route, service},
+		{"two absent: both left out, the first in the registry's order named", []apply.Object{pool, route, service},
 			absent(llmobjects.InferencePoolKind.CRD, gatewayapi.HTTPRouteKind.CRD), []apply.Object{service}, "first"},
 	}
 	for _, tc := range cases {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -93,7 +94,7 @@ func startDownloads(t *testing.T) {
 	t.Helper()
 	downloadsOnce.Do(func() {
 		mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-			Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)}})
+			Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
 		require.NoError(t, err)
 		recorder := boundedevents.Recorder(mgr.GetEventRecorder("serval-manager"))
 		d := &localmodel.Downloads{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
@@ -106,8 +107,6 @@ func startDownloads(t *testing.T) {
 		env.AddCleanup(func() { cancel(); <-done })
 	})
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // TestAgentRights: the agent's identity, asked of the real API server, may
 // read and report its LocalModelNodes and read serval-config, and may not

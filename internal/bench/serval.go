@@ -20,7 +20,7 @@ import (
 	"github.com/serval-dev/serval/internal/dev"
 	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/internal/testenv"
-	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/operator"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
 )
@@ -298,7 +298,7 @@ func readChildren(ctx context.Context, c client.Client, n int, subj subject) (ma
 	out := map[string][]*unstructured.Unstructured{}
 	label := subj.label
 	var gvks []schema.GroupVersionKind
-	for _, k := range registry.Kinds() {
+	for _, k := range childkinds.All() {
 		if !k.Optional() || subj.upstreamCRDs {
 			gvks = append(gvks, k.GVK)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
-	"github.com/serval-dev/serval/pkg/controller/registry"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 )
 
 // runSample applies config/samples/<name>.yaml and follows its
@@ -218,7 +218,7 @@ func follow(ctx context.Context, c client.Client, target *unstructured.Unstructu
 func listChildren(ctx context.Context, c client.Client, namespace string, sel client.MatchingLabels, o Options) error {
 	in := client.InNamespace(namespace)
 	var lines []string
-	for _, k := range registry.Kinds() {
+	for _, k := range childkinds.All() {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		if err := c.List(ctx, list, in, sel); meta.IsNoMatchError(err) {

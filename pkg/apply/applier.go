@@ -87,7 +87,8 @@ type Result struct {
 }
 
 // Apply applies each object unless its desired state is already live. owner
-// is the controlling InferenceService's UID. It applies every object it can
+// is the controlling owner's UID (an object's Controller, when set, is its
+// own). It applies every object it can
 // and reports the ones it could not, in the order of objects: a
 // *ConflictError for an object someone else controls, else the API server's
 // error.
@@ -124,6 +125,9 @@ func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) 
 }
 
 func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (client.Object, error) {
+	if obj.Controller != "" {
+		owner = obj.Controller
+	}
 	live, err := newLive(a.client.Scheme(), obj.GVK)
 	if err != nil {
 		return nil, err

@@ -33,6 +33,11 @@ type Object struct {
 	// InferenceService): never created, never pruned, only its replicas
 	// written (recorded in ParkedReplicasAnnotation). Spec is unused.
 	Parked bool
+	// Controller, when set, is the UID of the object's controlling owner
+	// when that is not the owner it is applied for: a namespaced owner's
+	// cluster-scoped object is controlled by a cluster-scoped one (a
+	// namespace cache's volume, by its node group).
+	Controller types.UID
 }
 
 // String names the object for messages: Kind namespace/name.

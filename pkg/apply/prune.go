@@ -19,7 +19,7 @@ type PruneScope struct {
 	Namespace string
 	// Labels select the owner's children.
 	Labels map[string]string
-	// Owner is the controlling InferenceService's UID; only objects it
+	// Owner is the controlling owner's UID; only objects it
 	// controls are ever deleted.
 	Owner types.UID
 	// Kinds are the kinds to prune; a fixed list, less those whose CRD is absent.

@@ -27,6 +27,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/modelcache"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // The agent's rights: the ClusterRole serval-node-agent (config/rbac/node-agent,
@@ -73,6 +74,9 @@ type Agent struct {
 
 	hashOnce sync.Once
 	hasher   *hasher
+	// status writes the agent's part of the node's status; made once.
+	statusOnce sync.Once
+	status     *statuswriter.Writer[v1alpha1.LocalModelNodeStatus]
 	// measures brings a reconcile when a measure ends.
 	measures chan event.GenericEvent
 }
@@ -392,15 +396,16 @@ func (a *Agent) report(ctx context.Context, lmn *v1alpha1.LocalModelNode, entrie
 	if len(next.Copies) == 0 {
 		next.Copies = nil
 	}
-	if reflect.DeepEqual(next.Copies, lmn.Status.Copies) && reflect.DeepEqual(next.Disks, lmn.Status.Disks) {
-		return nil
-	}
-	// With the resourceVersion: a merge patch computed from a cache that
-	// has not seen the agent's last report would leave that report's
-	// fields (a failure's reason) in place.
-	patch := client.MergeFromWithOptions(lmn.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	lmn.Status.Copies, lmn.Status.Disks = next.Copies, next.Disks
-	return a.Client.Status().Patch(ctx, lmn, patch)
+	// Always with the resourceVersion (the manager writes the same
+	// status): a merge patch computed from a cache that has not seen the
+	// agent's last report would leave that report's fields (a failure's
+	// reason) in place.
+	a.statusOnce.Do(func() {
+		a.status = &statuswriter.Writer[v1alpha1.LocalModelNodeStatus]{Client: a.Client, AlwaysLock: true,
+			Status: func(o client.Object) *v1alpha1.LocalModelNodeStatus { return &o.(*v1alpha1.LocalModelNode).Status }}
+	})
+	_, err := a.status.Write(ctx, lmn, lmn.DeepCopy(), *next)
+	return err
 }
 
 // listedElsewhere reports whether a status key belongs to an entry of

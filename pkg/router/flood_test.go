@@ -136,9 +136,11 @@ func h2cAnnounceAndReset(t *testing.T, addr string, streams int, length int64) (
 
 // TestH2CAnnounceAndReset: 20,000 h2c streams that each announce a 64 MiB
 // body to an Ensemble, send one byte and reset, over 20 connections, leave
-// the router's peak resident memory within 64 MiB of an idle router's (20 MiB
-// measured; gigabytes before bodies grew with the bytes received), and
-// it still serves.
+// the router's peak resident memory within 192 MiB of an idle router's, and
+// it still serves. Measured: 18-44 MiB alone, up to 99 MiB with other
+// packages' tests starving the router of CPU (its collector runs late);
+// gigabytes before bodies grew with the bytes received, which this bound
+// still tells apart.
 func TestH2CAnnounceAndReset(t *testing.T) {
 	backend := newRecorder(t)
 	graphJSON := `{"nodes":{"root":{"routerType":"Ensemble","steps":[{"name":"a","serviceUrl":"` + backend.URL + `"}]}}}`
@@ -156,7 +158,7 @@ func TestH2CAnnounceAndReset(t *testing.T) {
 	wg.Wait()
 	rss := peakRSS(t, p)
 	t.Logf("peak RSS idle %d MiB, after %d h2c streams announcing 64 MiB and reset %d MiB", idle>>20, sent.Load(), rss>>20)
-	assert.Less(t, rss-idle, int64(64<<20), "what the streams cost the router")
+	assert.Less(t, rss-idle, int64(192<<20), "what the streams cost the router")
 	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{"x":1}`))
 	require.NoError(t, err)
 	_ = resp.Body.Close()

@@ -141,7 +141,7 @@ func Build(in Inputs) ([]*Component, error) {
 			return nil, err
 		}
 		// A canary runs fixed replicas, as in KServe.
-		c.AutoscalerClass = v1beta1.AutoscalerNone
+		c.SetAutoscaler(v1beta1.AutoscalerNone)
 		c.Split = &Split{Canary: entry.Predictor.Name, Percent: entry.TrafficPercent, Ready: in.ReadyCanaries[c.Name]}
 		out = append(out, c)
 	}
@@ -175,16 +175,15 @@ func buildComponent(isvc *v1beta1.InferenceService, t v1beta1.ComponentType, in 
 		name = v1beta1.PredictorChildName(isvc.Name, isvc.Spec.Predictor.Name)
 	}
 	c := &Component{
+		PodSet:                    PodSet{Name: name, Selector: selectorFor(isvc, t)},
 		Type:                      t,
-		Name:                      name,
 		Owner:                     owner.Of(in.ISVC),
 		ClusterLocal:              v1beta1.IsClusterLocal(in.ISVC),
 		PreviousRolledOutRevision: in.PreviousRolledOutRevisions[t],
-		Selector:                  selectorFor(isvc, t),
 		Extension:                 *isvc.Spec.Extension(t).DeepCopy(),
 		Mode:                      mode,
-		AutoscalerClass:           v1beta1.AutoscalerClassOf(isvc, mode),
 	}
+	c.SetAutoscaler(v1beta1.AutoscalerClassOf(isvc, mode))
 	var err error
 	if t == v1beta1.PredictorComponent {
 		err = buildPredictor(c, isvc, in)

@@ -1,7 +1,6 @@
 package components
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -14,9 +13,10 @@ const DefaultServingPort int32 = 8080
 
 // Component is one resolved part of an InferenceService.
 type Component struct {
+	// PodSet is the component's pods: its name (of its Deployment,
+	// Service, HPA or Knative Service), selector, labels, pod and replicas.
+	PodSet
 	Type v1beta1.ComponentType
-	// Name of the component's Deployment, Service, HPA or Knative Service.
-	Name string
 	// Owner is the InferenceService the component belongs to; its objects
 	// live in the owner's namespace and carry its owner reference.
 	Owner owner.Ref
@@ -25,17 +25,10 @@ type Component struct {
 	// PreviousRolledOutRevision is the Knative revision that last took all
 	// traffic (from status), which a canary splits traffic with.
 	PreviousRolledOutRevision string
-	// Selector selects the component's pods; it never changes for the life
-	// of the workload (a Deployment's selector is immutable).
-	Selector map[string]string
-	// Labels and Annotations go on the component's objects and pods.
-	Labels      map[string]string
-	Annotations map[string]string
-	// Pod is the complete pod spec.
-	Pod corev1.PodSpec
 	// Extension holds the scaling, timeout and rollout settings.
 	Extension v1beta1.ComponentExtensionSpec
-	// Mode and AutoscalerClass are in effect for the component.
+	// Mode and AutoscalerClass are in effect for the component (set the
+	// latter with SetAutoscaler).
 	Mode            v1beta1.DeploymentMode
 	AutoscalerClass v1beta1.AutoscalerClass
 	// Ports are the serving container's ports; the first serves HTTP.

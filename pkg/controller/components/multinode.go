@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -21,13 +22,9 @@ import (
 // head's (a Ray cluster, or vLLM's mp backend) through two headless
 // Services named after the InferenceService's generation.
 type Worker struct {
-	// Name is the worker Deployment's: {predictor}-worker.
-	Name string
-	// Pod is the worker's pod; Selector, Labels and Annotations its pods'.
-	Pod                           corev1.PodSpec
-	Selector, Labels, Annotations map[string]string
-	// Replicas are the nodes beyond the head.
-	Replicas int32
+	// PodSet is the worker pods: the Deployment {predictor}-worker, with
+	// as many replicas as there are nodes beyond the head.
+	PodSet
 	// HeadService and WorkerService are the headless Services of the head
 	// and worker pods of this generation; GenerationLabel's value selects
 	// them.
@@ -103,8 +100,9 @@ func addWorker(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
 	}
 
 	gen := strconv.FormatInt(isvc.Generation, 10)
-	w := &Worker{Name: c.Name + "-worker", Replicas: int32(nodes - 1), Generation: gen,
+	w := &Worker{PodSet: PodSet{Name: c.Name + "-worker"}, Generation: gen,
 		HeadService: isvc.Name + "-head-" + gen, WorkerService: isvc.Name + "-workers-" + gen}
+	w.Scale(false, ptr.To(int32(nodes-1)))
 	uri := StorageURIOf(isvc)
 	setEnvs(head, map[string]string{v1beta1.PipelineParallelSizeEnv: strconv.Itoa(pp), v1beta1.TensorParallelSizeEnv: strconv.Itoa(tp),
 		v1beta1.RayNodeCountEnv: strconv.Itoa(nodes), v1beta1.RequestGPUCountEnv: strconv.Itoa(headGPUs), "MODEL_NAME": isvc.Name})
@@ -119,7 +117,7 @@ func addWorker(c *Component, isvc *v1beta1.InferenceService, in Inputs) error {
 
 	// The workers mount the model too; on a claim or in an image, as
 	// admission requires, it needs no credentials.
-	wc := &Component{Type: c.Type, Name: w.Name, Owner: c.Owner, Pod: pod}
+	wc := &Component{PodSet: PodSet{Name: w.Name, Pod: pod}, Type: c.Type, Owner: c.Owner}
 	if uri != "" {
 		if err := addStorage(wc, isvc, in, uri, storage.Credentials{}); err != nil {
 			return err

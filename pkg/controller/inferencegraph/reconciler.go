@@ -15,12 +15,12 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/registry"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // Reconciler reconciles InferenceGraphs.
@@ -111,7 +111,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	req := pipeline.Request{Owner: pipeline.Owner{Object: s.ig, Ref: OwnerOf(s.ig)}, Mode: registry.Mode(s.mode)}
+	req := pipeline.Request{Owner: pipeline.Owner{Object: s.ig, Ref: OwnerOf(s.ig)}, Mode: childkinds.Mode(s.mode)}
 	in := Inputs{Graph: s.ig, Mode: s.mode, URLs: urls, Router: cfg.Router, DefaultImage: r.RouterImage, Limits: r.GraphLimits}
 	if s.comp, err = Build(in); err != nil {
 		// An InferenceService has no address yet: the router waits for it,
@@ -135,7 +135,7 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 		return fmt.Errorf("plan the route: %w", err)
 	}
 	s.plan, req.Plan = plan, plan
-	req.Router = registry.Router(s.mode, &cfg.Ingress, s.comp.ClusterLocal, r.pipeline.Watches.Present)
+	req.Router = childkinds.Router(s.mode, &cfg.Ingress, s.comp.ClusterLocal, r.pipeline.Watches.Present)
 	s.out, err = r.pipeline.Run(ctx, req)
 	s.failure = s.out.Failure
 	return err
@@ -144,8 +144,8 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 // observed is the router's component as far as reading it needs: its name,
 // owner and selector.
 func observed(in Inputs) *components.Component {
-	return &components.Component{Type: RouterComponent, Name: in.Graph.Name, Owner: OwnerOf(in.Graph), Mode: in.Mode,
-		Selector: map[string]string{v1alpha1.InferenceGraphLabel: in.Graph.Name}, OwnerLabel: v1alpha1.InferenceGraphLabel}
+	return &components.Component{Type: RouterComponent, Owner: OwnerOf(in.Graph), Mode: in.Mode, OwnerLabel: v1alpha1.InferenceGraphLabel,
+		PodSet: components.PodSet{Name: in.Graph.Name, Selector: map[string]string{v1alpha1.InferenceGraphLabel: in.Graph.Name}}}
 }
 
 func keyErrors(errs []config.KeyError) []error {

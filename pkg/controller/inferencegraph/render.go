@@ -125,17 +125,20 @@ func Build(in Inputs) (*components.Component, error) {
 			class = v1beta1.AutoscalerKPA
 		}
 	}
-	return &components.Component{
-		Type: RouterComponent, Name: ig.Name, Owner: OwnerOf(ig),
+	c := &components.Component{
+		PodSet: components.PodSet{Name: ig.Name, Selector: selector, Labels: labels, Annotations: annotations,
+			Pod: corev1.PodSpec{
+				Containers: []corev1.Container{container}, Affinity: ig.Spec.Affinity, NodeSelector: ig.Spec.NodeSelector,
+				NodeName: ig.Spec.NodeName, Tolerations: ig.Spec.Tolerations, ImagePullSecrets: ig.Spec.ImagePullSecrets,
+			}},
+		Type: RouterComponent, Owner: OwnerOf(ig),
 		ClusterLocal: ig.Labels[v1beta1.VisibilityLabel] == v1beta1.VisibilityClusterLocal,
-		Selector:     selector, Labels: labels, Annotations: annotations, OwnerLabel: v1alpha1.InferenceGraphLabel,
-		Pod: corev1.PodSpec{
-			Containers: []corev1.Container{container}, Affinity: ig.Spec.Affinity, NodeSelector: ig.Spec.NodeSelector,
-			NodeName: ig.Spec.NodeName, Tolerations: ig.Spec.Tolerations, ImagePullSecrets: ig.Spec.ImagePullSecrets,
-		},
+		OwnerLabel:   v1alpha1.InferenceGraphLabel,
 		Extension: v1beta1.ComponentExtensionSpec{MinReplicas: ig.Spec.MinReplicas, MaxReplicas: ig.Spec.MaxReplicas,
 			ScaleTarget: ig.Spec.ScaleTarget, ScaleMetric: ig.Spec.ScaleMetric, TimeoutSeconds: ig.Spec.TimeoutSeconds},
-		Mode: mode, AutoscalerClass: class,
+		Mode:  mode,
 		Ports: []components.Port{{Name: "http1", ContainerPort: RouterPort}},
-	}, nil
+	}
+	c.SetAutoscaler(class)
+	return c, nil
 }

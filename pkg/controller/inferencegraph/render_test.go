@@ -14,8 +14,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/inferencegraph"
-	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 func sampleGraph(annotations map[string]string) *v1alpha1.InferenceGraph {
@@ -80,7 +80,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			comp, err := inferencegraph.Build(inferencegraph.Inputs{Graph: tc.ig, Mode: tc.mode, URLs: urls, Router: cfg.Router, DefaultImage: "ghcr.io/serval-dev/serval-manager:v0.3.0", Limits: v1alpha1.DefaultGraphLimits})
 			require.NoError(t, err)
-			objs, err := registry.Mode(tc.mode).Objects(comp)
+			objs, err := childkinds.Mode(tc.mode).Objects(comp)
 			require.NoError(t, err)
 			golden.Check(t, "router-"+tc.name, golden.Objects(t, objs))
 		})

@@ -19,8 +19,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // serviceIndex indexes graphs by the InferenceServices they name.

@@ -19,8 +19,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // Reconciler reconciles InferenceServices.
@@ -53,7 +53,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=inferenceservices/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=servingruntimes;clusterservingruntimes;clusterstoragecontainers,verbs=get;list;watch
-// The child kinds' rules sit next to their registration (package registry).
+// The child kinds' rules sit next to their registration (package childkinds).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,namespace=serval-system

@@ -11,11 +11,11 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/owner"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 // planRoutes computes where the InferenceService is reached and chooses
@@ -41,7 +41,7 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	plan.Canary = wantsSplit(s.defaulted, s.mode)
 	plan.SplitPredictor(s.splits)
 	s.plan = plan
-	s.router = registry.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.pipeline.Watches.Present)
+	s.router = childkinds.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.pipeline.Watches.Present)
 	return nil
 }
 
@@ -53,7 +53,7 @@ func (r *Reconciler) runChildren(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	s.workload = registry.Mode(s.mode)
+	s.workload = childkinds.Mode(s.mode)
 	req := pipeline.Request{
 		Owner:      pipeline.Owner{Object: s.isvc, Ref: owner.Of(s.isvc)},
 		Mode:       s.workload,

@@ -20,11 +20,11 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -44,7 +44,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// status writes, ours included, do not.
 		For(&v1beta1.InferenceService{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		// The child kinds are watched from the registry (watches.go); the
+		// The child kinds are watched from the child kinds' registry (watches.go); the
 		// optional ones from when their CRD exists.
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&v1alpha1.ServingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.forRuntime)).
@@ -81,7 +81,7 @@ func WatchedObjects() []client.Object {
 	objs := []client.Object{&v1beta1.InferenceService{}, crds, &v1alpha1.ServingRuntime{}, &v1alpha1.ClusterServingRuntime{},
 		&v1alpha1.ClusterStorageContainer{}, StorageConfigSecrets(), &corev1.ConfigMap{}, &corev1.Pod{},
 		&v1alpha1.LocalModelCache{}, &v1alpha1.LocalModelNamespaceCache{}}
-	for _, k := range registry.Kinds() {
+	for _, k := range childkinds.All() {
 		if !k.Optional() {
 			objs = append(objs, k.New())
 		}

@@ -82,7 +82,7 @@ func TestSetComponentReadyCondition(t *testing.T) {
 }
 
 func TestSetLatestDeploymentReadyCondition(t *testing.T) {
-	comps := []*components.Component{{Type: v1beta1.PredictorComponent, Name: "m-predictor"}, {Type: v1beta1.TransformerComponent, Name: "m-transformer"}}
+	comps := []*components.Component{{Type: v1beta1.PredictorComponent, PodSet: components.PodSet{Name: "m-predictor"}}, {Type: v1beta1.TransformerComponent, PodSet: components.PodSet{Name: "m-transformer"}}}
 	tests := []struct {
 		name     string
 		observed map[v1beta1.ComponentType]workload.State

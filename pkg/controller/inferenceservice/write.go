@@ -10,7 +10,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // writeStatus computes the status and writes it (see statuswriter), with

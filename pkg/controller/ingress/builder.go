@@ -15,7 +15,7 @@ import (
 // Router routes requests to an InferenceService: it declares the kinds of
 // route objects it creates, renders them from a Plan (purely) and reads
 // whether they route. One implementation per kind of route, chosen once per
-// reconcile (see package registry).
+// reconcile (see package childkinds).
 type Router interface {
 	// Name names the router in messages and logs.
 	Name() string

@@ -23,7 +23,7 @@ func canaryPlan(t *testing.T, i *v1beta1.InferenceService, data map[string]strin
 	p := plan(t, i, cfgWith(t, data))
 	p.Canary = true
 	split := func(name string, percent int32, ready bool) *components.Component {
-		return &components.Component{Type: v1beta1.PredictorComponent, Name: v1beta1.PredictorChildName(i.Name, name), Owner: owner.Of(i),
+		return &components.Component{PodSet: components.PodSet{Name: v1beta1.PredictorChildName(i.Name, name)}, Type: v1beta1.PredictorComponent, Owner: owner.Of(i),
 			Split: &components.Split{Canary: name, Percent: percent, Ready: ready}}
 	}
 	p.SplitPredictor([]*components.Component{split("v2", 20, true), split("v3", 10, false)})

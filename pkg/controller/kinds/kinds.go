@@ -1,7 +1,7 @@
 // Package kinds describes the kinds of child objects Serval creates. Each
 // deployment mode and each router declares its kinds with a Kind; the cache
 // filters, the watches, the optional-CRD handling and the prune step all
-// derive from those declarations (see package registry).
+// derive from those declarations (see package childkinds).
 package kinds
 
 import (

@@ -20,42 +20,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
-	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
-
-// observe reads the model workload, the picker, the tokenizer, the pool,
-// the routes and
-// their Gateways. reader is the cache plus what was just created; what the
-// user brings (a pool, routes, the Gateways) is read uncached, since only
-// Serval's children are cached.
-func (r *Reconciler) observe(ctx context.Context, reader client.Reader, s *scope) error {
-	for _, p := range s.parts {
-		if err := observePart(ctx, reader, s, p); err != nil {
-			return err
-		}
-	}
-	if s.scheduler != nil {
-		st, err := standard.Mode{}.Observe(ctx, reader, s.scheduler)
-		if err != nil {
-			return err
-		}
-		s.schedulerState = &st
-	}
-	if s.tokenizer != nil {
-		st, err := standard.Mode{}.Observe(ctx, reader, s.tokenizer)
-		if err != nil {
-			return err
-		}
-		s.tokenizerState = &st
-	}
-	if err := r.observePool(ctx, reader, s); err != nil {
-		return err
-	}
-	if err := r.observeRoutes(ctx, reader, s); err != nil {
-		return err
-	}
-	return r.observeIngresses(ctx, s)
-}
 
 // observePool reads the InferencePool Serval made, or the user's own.
 func (r *Reconciler) observePool(ctx context.Context, reader client.Reader, s *scope) error {

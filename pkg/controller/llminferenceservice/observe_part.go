@@ -16,8 +16,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
-// observePart reads a model workload, its Deployment or its
-// LeaderWorkerSet, and its autoscaler.
+// observePart reads a model workload: its Deployment or its
+// LeaderWorkerSet.
 func observePart(ctx context.Context, reader client.Reader, s *scope, p *partState) error {
 	if _, missing := s.missing[p.Condition()]; missing {
 		return nil
@@ -37,11 +37,7 @@ func observePart(ctx context.Context, reader client.Reader, s *scope, p *partSta
 		return err
 	}
 	p.state = &st
-	if _, missing := s.missing[p.ScalingCondition()]; missing || p.Spec.Scaling == nil {
-		return nil
-	}
-	p.scaling, err = observeScaling(ctx, reader, s, p)
-	return err
+	return nil
 }
 
 // observeScaling reads a part's autoscaler, KServe's rules: an HPA is

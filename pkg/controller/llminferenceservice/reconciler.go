@@ -22,7 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -167,20 +167,22 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if err := r.combine(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
+	req := pipeline.Request{Owner: s.owner()}
 	if s.stopped {
-		// Nothing is rendered, so the pipeline prunes every child; the
-		// routing group still lists the service, as stopped.
+		// Nothing is rendered, so the run prunes every child; the routing
+		// group still lists the service, as stopped.
 		if err := r.resolveGroup(ctx, s); err != nil {
 			return err
 		}
-	} else if err := r.render(ctx, s, cfg); err != nil || s.failed() {
-		return err
+	} else {
+		cert, ok, err := r.prepare(ctx, s, cfg)
+		if err != nil || !ok {
+			return err
+		}
+		req.Producers = r.producers(s, cert)
 	}
-	reader, err := r.pipeline.Apply(ctx, s.owner(), &s.out)
-	if err != nil || s.out.Failure != nil || s.stopped {
-		return err
-	}
-	return r.observe(ctx, reader, s)
+	s.out, err = r.pipeline.Run(ctx, req)
+	return err
 }
 
 // fmtApplied lists the applied presets, for messages.

@@ -21,8 +21,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
 	"github.com/serval-dev/serval/pkg/controller/localmodel"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/controller/workload"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // SetupWithManager registers the reconciler and its watches: the services,

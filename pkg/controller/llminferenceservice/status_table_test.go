@@ -34,7 +34,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	withScheduler := func(s *scope) {
 		s.spec.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
-		s.scheduler = &components.Component{Name: "llama-kserve-router-scheduler"}
+		s.scheduler = &components.Component{PodSet: components.PodSet{Name: "llama-kserve-router-scheduler"}}
 		s.schedulerState = available
 		s.pool = &cond{ok: true, reason: "Accepted", message: "the pool is accepted"}
 	}

@@ -13,11 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/modelcache"
@@ -61,8 +63,9 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	out := pipeline.Outcome{Objects: []apply.Object{job}}
-	reader, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *cacheobjects.CacheRef(c)}, &out)
+	producer := &jobProducer{job: job}
+	out, err := r.pipeline.Run(ctx, pipeline.Request{Owner: pipeline.Owner{Object: c, Ref: *cacheobjects.CacheRef(c)},
+		Producers: []pipeline.Producer{producer}})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -70,13 +73,9 @@ func (r *Reconciler) reconcileClaim(ctx context.Context, c *v1alpha1.LocalModelN
 		setReady(false, ReasonVolumeFailed, f.Message())
 		return ctrl.Result{RequeueAfter: VolumeRetryInterval}, r.writeStatus(ctx, c, st)
 	}
-	live := &batchv1.Job{}
-	err = reader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: DownloadJobName(c.Name)}, live)
-	switch {
-	case apierrors.IsNotFound(err):
+	switch live := producer.live; {
+	case live == nil:
 		setReady(false, ReasonDownloading, "waiting for the download Job "+DownloadJobName(c.Name))
-	case err != nil:
-		return ctrl.Result{}, err
 	case live.Status.Succeeded > 0:
 		st.ModelCopies.Available = 1
 		setReady(true, ReasonDownloaded, "the claim "+c.Spec.PVCRef+" holds the model")
@@ -148,4 +147,30 @@ func (r *Reconciler) downloadJob(ctx context.Context, c *v1alpha1.LocalModelName
 	ac.WithOwnerReferences(cacheobjects.CacheRef(c).Reference())
 	return apply.Object{GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Key: types.NamespacedName{Namespace: job.Namespace, Name: job.Name},
 		Spec: ac, Frozen: true}, nil
+}
+
+// jobProducer is a claim cache's download Job; it reads the Job back (nil
+// when the cache has not seen it yet).
+type jobProducer struct {
+	job  apply.Object
+	live *batchv1.Job
+}
+
+func (p *jobProducer) Component() v1beta1.ComponentType { return "" }
+func (p *jobProducer) Render() ([]apply.Object, *pipeline.Failure, error) {
+	return []apply.Object{p.job}, nil, nil
+}
+func (p *jobProducer) Absent(*kinds.Kind) *pipeline.Failure { return nil }
+
+func (p *jobProducer) Observe(ctx context.Context, r client.Reader) error {
+	live := &batchv1.Job{}
+	err := r.Get(ctx, p.job.Key, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	p.live = live
+	return nil
 }

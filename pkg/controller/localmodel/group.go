@@ -22,7 +22,7 @@ import (
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;update;delete
@@ -73,8 +73,9 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			objs = append(objs, ds)
 		}
 	}
-	out := pipeline.Outcome{Objects: objs}
-	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: g, Ref: *cacheobjects.GroupRef(g)}, &out); err != nil {
+	out, err := r.pipeline.Run(ctx, pipeline.Request{Owner: pipeline.Owner{Object: g, Ref: *cacheobjects.GroupRef(g)},
+		Producers: []pipeline.Producer{pipeline.Objects("", objs...)}})
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if out.Failure != nil {

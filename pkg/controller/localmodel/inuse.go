@@ -22,8 +22,8 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // inUse are the model folders of the node's groups ({group}/{storage

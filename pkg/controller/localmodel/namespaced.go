@@ -2,57 +2,73 @@ package localmodel
 
 import (
 	"context"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/kinds"
+	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
+	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/modelcache"
 )
 
-// applyGroupVolumes applies a namespace cache's volumes, each under the
-// group that owns it, and deletes its volumes no longer desired (a group
-// taken off its list).
-func (r *Reconciler) applyGroupVolumes(ctx context.Context, c v1alpha1.ModelCache, byGroup map[types.UID][]apply.Object) (*apply.Failure, error) {
-	keep := map[string]bool{}
-	var failure *apply.Failure
-	for uid, objs := range byGroup {
-		for _, o := range objs {
-			keep[o.Key.Name] = true
+// volumesProducer renders a cache's volumes and claims. A namespace
+// cache's volumes are cluster-scoped and controlled by their node groups,
+// so the run's prune finds them by the cache's labels under every group
+// (a group taken off the cache's list among them).
+func (r *Reconciler) volumesProducer(ctx context.Context, c v1alpha1.ModelCache, vs []cacheobjects.Volume) (*volumesProducer, error) {
+	ref := cacheobjects.CacheRef(c)
+	p := &volumesProducer{}
+	for _, v := range vs {
+		objs, err := v.Objects()
+		if err != nil {
+			return nil, err
 		}
-		for _, f := range r.Applier.Apply(ctx, uid, objs).Failures {
-			if !f.Stale() && failure == nil {
-				failure = &f
+		// The volume first, then its claim.
+		for i, o := range objs {
+			controller := v.VolumeOwner
+			if i == 1 {
+				controller = v.ClaimOwner
 			}
+			if controller.UID != ref.UID {
+				o.Controller = controller.UID
+			}
+			p.objs = append(p.objs, o)
 		}
 	}
-	return failure, r.deleteVolumes(ctx, c, keep)
+	if !r.Namespaced {
+		return p, nil
+	}
+	groups := &v1alpha1.LocalModelNodeGroupList{}
+	if err := r.Client.List(ctx, groups); err != nil {
+		return nil, err
+	}
+	labels := map[string]string{modelcache.NamespaceCacheLabel: c.GetName(), modelcache.NamespaceCacheNamespaceLabel: c.GetNamespace()}
+	for _, g := range groups.Items {
+		p.scopes = append(p.scopes, apply.PruneScope{Labels: labels, Owner: g.UID,
+			Kinds: []schema.GroupVersionKind{cacheobjects.PersistentVolumeKind.GVK}})
+	}
+	return p, nil
 }
 
-// deleteVolumes deletes a namespace cache's volumes but those in keep.
-func (r *Reconciler) deleteVolumes(ctx context.Context, c v1alpha1.ModelCache, keep map[string]bool) error {
-	pvs := &corev1.PersistentVolumeList{}
-	if err := r.Client.List(ctx, pvs, client.MatchingLabels{modelcache.NamespaceCacheLabel: c.GetName(),
-		modelcache.NamespaceCacheNamespaceLabel: c.GetNamespace()}); err != nil {
-		return err
-	}
-	for i := range pvs.Items {
-		pv := &pvs.Items[i]
-		if keep[pv.Name] || pv.DeletionTimestamp != nil {
-			continue
-		}
-		uid := pv.UID
-		if err := r.Client.Delete(ctx, pv, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete the volume %s: %w", pv.Name, err)
-		}
-	}
-	return nil
+// volumesProducer is a cache's volumes and claims; it reads nothing back
+// (the agents report the copies).
+type volumesProducer struct {
+	objs   []apply.Object
+	scopes []apply.PruneScope
 }
+
+func (p *volumesProducer) Component() v1beta1.ComponentType { return "" }
+func (p *volumesProducer) Render() ([]apply.Object, *pipeline.Failure, error) {
+	return p.objs, nil, nil
+}
+func (p *volumesProducer) Absent(*kinds.Kind) *pipeline.Failure         { return nil }
+func (p *volumesProducer) Observe(context.Context, client.Reader) error { return nil }
+func (p *volumesProducer) PruneScopes() []apply.PruneScope              { return p.scopes }
 
 // finalize takes a cache being deleted off its nodes' lists (their agents
 // then delete the copies no other cache keeps), deletes a namespace
@@ -72,7 +88,14 @@ func (r *Reconciler) finalize(ctx context.Context, c v1alpha1.ModelCache) error 
 		}
 	}
 	if r.Namespaced {
-		if err := r.deleteVolumes(ctx, c, nil); err != nil {
+		// Its volumes belong to their groups: a run that renders none
+		// deletes them.
+		vp, err := r.volumesProducer(ctx, c, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := r.pipeline.Run(ctx, pipeline.Request{Owner: pipeline.Owner{Object: c, Ref: *cacheobjects.CacheRef(c)},
+			Producers: []pipeline.Producer{vp}}); err != nil {
 			return err
 		}
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/localmodel/cacheobjects"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
-	"github.com/serval-dev/serval/pkg/controller/statuswriter"
 	"github.com/serval-dev/serval/pkg/modelcache"
+	"github.com/serval-dev/serval/pkg/statuswriter"
 )
 
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelcaches;localmodelnamespacecaches;localmodelnodegroups,verbs=get;list;watch;patch;update
@@ -305,41 +305,19 @@ func (r *Reconciler) users(ctx context.Context, c v1alpha1.ModelCache) (users, m
 }
 
 // applyVolumes applies the cache's volumes and claims and prunes those no
-// longer desired. A namespace cache's volumes belong to their groups and
-// are applied under them (applyGroupVolumes). It returns the first object
-// the API server refused, if any.
+// longer desired, in one run. It returns the first object the API server
+// refused, if any.
 func (r *Reconciler) applyVolumes(ctx context.Context, c v1alpha1.ModelCache, groups []*v1alpha1.LocalModelNodeGroup, byNamespace map[string][]string, jobNamespace string) (*apply.Failure, error) {
-	ref := cacheobjects.CacheRef(c)
-	var own []apply.Object
-	byGroup := map[types.UID][]apply.Object{}
-	for _, v := range cacheobjects.Volumes(c, groups, byNamespace, jobNamespace) {
-		objs, err := v.Objects()
-		if err != nil {
-			return nil, err
-		}
-		for i, o := range objs {
-			owner := v.VolumeOwner
-			if i == 1 {
-				owner = v.ClaimOwner
-			}
-			if owner.UID == ref.UID {
-				own = append(own, o)
-			} else {
-				byGroup[owner.UID] = append(byGroup[owner.UID], o)
-			}
-		}
-	}
-	out := pipeline.Outcome{Objects: own}
-	if _, err := r.pipeline.Apply(ctx, pipeline.Owner{Object: c, Ref: *ref}, &out); err != nil {
+	vp, err := r.volumesProducer(ctx, c, cacheobjects.Volumes(c, groups, byNamespace, jobNamespace))
+	if err != nil {
 		return nil, err
 	}
-	if f := out.FirstFailure(); f != nil {
-		return f, nil
+	out, err := r.pipeline.Run(ctx, pipeline.Request{Owner: pipeline.Owner{Object: c, Ref: *cacheobjects.CacheRef(c)},
+		Producers: []pipeline.Producer{vp}})
+	if err != nil {
+		return nil, err
 	}
-	if r.Namespaced {
-		return r.applyGroupVolumes(ctx, c, byGroup)
-	}
-	return nil, nil
+	return out.FirstFailure(), nil
 }
 
 // writeStatus writes the cache's status (see statuswriter).

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,19 +13,13 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/owner"
 )
 
-// apply applies out.Objects for a request.
-func (p *Pipeline) apply(ctx context.Context, req Request, out *Outcome) (client.Reader, error) {
-	return p.Apply(ctx, req.Owner, out)
-}
-
-// Apply applies out.Objects, records what the API server refused (a
+// apply applies out.Objects, records what the API server refused (a
 // conflict ends up in out.Failure, the rest in out.ApplyFailures by
 // out.ProducedBy), and prunes the owner's children that are no longer
-// desired. It returns the reader to observe through: the cache, plus what
-// was just created (which the cache has not seen yet). An owner kind whose
-// children are not rendered by modes and routers (an LLMInferenceService's)
-// renders them itself and calls Apply, then observes them its own way.
-func (p *Pipeline) Apply(ctx context.Context, o Owner, out *Outcome) (client.Reader, error) {
+// desired, and those the producers' own prune scopes find. It returns the
+// reader to observe through: the cache, plus what was just created (which
+// the cache has not seen yet).
+func (p *Pipeline) apply(ctx context.Context, o Owner, producers []Producer, out *Outcome) (client.Reader, error) {
 	result := p.Applier.Apply(ctx, o.Ref.UID, out.Objects)
 	reader := apply.NewFreshReader(p.Client, result.Created)
 	for _, f := range result.Failures {
@@ -50,17 +45,27 @@ func (p *Pipeline) Apply(ctx context.Context, o Owner, out *Outcome) (client.Rea
 			out.ApplyFailures[out.ProducedBy[f.Object.String()]] = f
 		}
 	}
-	deleted, err := p.Applier.Prune(ctx, apply.PruneScope{
+	scopes := []apply.PruneScope{{
 		Namespace: o.Ref.Namespace,
 		Labels:    map[string]string{o.Ref.Label(): o.Ref.Name},
 		Owner:     o.Ref.UID,
 		Kinds:     p.Watches.PresentGVKs(),
 		Fields:    ownerFields(o.Ref),
-	}, out.Objects)
-	for _, d := range deleted {
-		p.Recorder.Eventf(o.Object, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
+	}}
+	for _, pr := range producers {
+		if pruner, ok := pr.(Pruner); ok {
+			scopes = append(scopes, pruner.PruneScopes()...)
+		}
 	}
-	return reader, err
+	var errs []error
+	for _, scope := range scopes {
+		deleted, err := p.Applier.Prune(ctx, scope, out.Objects)
+		for _, d := range deleted {
+			p.Recorder.Eventf(o.Object, nil, corev1.EventTypeNormal, v1beta1.EventPruned, "Prune", "deleted %s, no longer desired", d)
+		}
+		errs = append(errs, err)
+	}
+	return reader, errors.Join(errs...)
 }
 
 // ownerFields selects an owner's children through the owner index, for the

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/ingress/gatewayapi"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
@@ -49,7 +50,7 @@ func TestGate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			kept, missing := gate(tc.objs, tc.present)
+			kept, missing := gate(tc.objs, childkinds.All(), tc.present)
 			assert.Equal(t, tc.kept, kept)
 			switch tc.missing {
 			case "":

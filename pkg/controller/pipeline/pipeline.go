@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -10,12 +9,12 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/apply"
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/childwatch"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/ingress"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/owner"
-	"github.com/serval-dev/serval/pkg/controller/registry"
 	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
@@ -30,6 +29,9 @@ type Pipeline struct {
 	// Watches watches the child kinds for this owner kind's controller and
 	// answers whether an optional kind's CRD exists.
 	Watches *childwatch.Watches
+
+	// kinds are the child kinds the optional-CRD gate looks objects up in.
+	kinds []kinds.Kind
 }
 
 // New returns the pipeline of the owner kind ownerType (an empty object of
@@ -37,7 +39,8 @@ type Pipeline struct {
 func New(mgr ctrl.Manager, ownerType client.Object, applier *apply.Applier, recorder events.EventRecorder) *Pipeline {
 	return &Pipeline{
 		Client: mgr.GetClient(), Applier: applier, Recorder: recorder,
-		Watches: childwatch.New(mgr.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), ownerType, registry.Kinds()),
+		Watches: childwatch.New(mgr.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader(), ownerType, childkinds.All()),
+		kinds:   childkinds.All(),
 	}
 }
 
@@ -49,8 +52,10 @@ type Owner struct {
 	Ref owner.Ref
 }
 
-// Request is one run: the owner's components, each run by Mode, and its
-// routes.
+// Request is one run: the owner's producers. An owner kind with
+// components (InferenceService, InferenceGraph) names its mode, components
+// and router, and the run makes their producers first (a component's
+// workload, the parked workloads, the routes); Producers follow them.
 type Request struct {
 	Owner      Owner
 	Mode       workload.Mode
@@ -66,6 +71,9 @@ type Request struct {
 	// Parked are workloads kept, scaled to zero, though no component
 	// renders them (see apply.Object.Parked).
 	Parked []apply.Object
+	// Producers are the owner kind's own producers (an LLM's parts and
+	// picker, a cache's volumes), rendered after the built-in ones.
+	Producers []Producer
 }
 
 // Failure is a problem for the user that stopped a run before anything
@@ -107,24 +115,25 @@ type Outcome struct {
 	Routes ingress.Readiness
 }
 
-// Run renders, applies, prunes and observes the request's children. A
-// problem for the user ends up in the Outcome; only a transient error (an
-// API server that could not be reached) is returned.
+// Run renders every producer, applies what they rendered, prunes the
+// owner's children no longer desired, and lets each producer read back
+// what it made. A problem for the user ends up in the Outcome; only a
+// transient error (an API server that could not be reached) is returned.
 func (p *Pipeline) Run(ctx context.Context, req Request) (Outcome, error) {
 	var out Outcome
-	if err := render(req, p.Watches.Present, &out); err != nil || out.Failure != nil {
+	producers := append(builtIn(&req, p.Watches.Present, &out), req.Producers...)
+	if err := produce(producers, p.kinds, p.Watches.Present, &out); err != nil || out.Failure != nil {
 		return out, err
 	}
-	reader, err := p.apply(ctx, req, &out)
+	reader, err := p.apply(ctx, req.Owner, producers, &out)
 	if err != nil || out.Failure != nil {
 		return out, err
 	}
-	err = p.Observe(ctx, reader, req, &out)
-	return out, err
-}
-
-// missingCRD is the failure of a kind whose CRD is absent.
-func missingCRD(component v1beta1.ComponentType, k *kinds.Kind, why string) *Failure {
-	return &Failure{Component: component, Reason: v1beta1.ReasonMissingCRD,
-		Message: fmt.Sprintf("the CRD %s is not installed, and %s; %s", k.CRD, why, k.Install)}
+	out.Observed = map[v1beta1.ComponentType]workload.State{}
+	for _, pr := range producers {
+		if err := pr.Observe(ctx, reader); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

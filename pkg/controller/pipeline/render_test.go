@@ -21,8 +21,8 @@ import (
 )
 
 var (
-	builtIn  = kinds.Kind{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}}
-	optional = kinds.Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Runner"},
+	builtInKind = kinds.Kind{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}}
+	optional    = kinds.Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Runner"},
 		CRD: "runners.example.com", Install: "install the runner"}
 	extra = kinds.Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Scaler"},
 		CRD: "scalers.example.com", Install: "install the scaler"}
@@ -75,9 +75,11 @@ func presentCRDs(crds ...string) func(kinds.Kind) bool {
 	return func(k kinds.Kind) bool { return !k.Optional() || slices.Contains(crds, k.CRD) }
 }
 
+// TestRender: the producers of a mode and a router, rendered with the
+// optional-CRD gate.
 func TestRender(t *testing.T) {
 	ref := owner.Ref{Kind: "InferenceGraph", Name: "svc", Namespace: "ns"}
-	comps := []*components.Component{{Type: "router", Name: "svc"}}
+	comps := []*components.Component{{Type: "router", PodSet: components.PodSet{Name: "svc"}}}
 	tests := []struct {
 		name    string
 		present []string
@@ -90,33 +92,34 @@ func TestRender(t *testing.T) {
 		wantKinds    []string
 		missingRoute bool
 	}{
-		{name: "a built-in workload, no router", mode: testMode{workload: builtIn}, wantKinds: []string{"Deployment"}},
+		{name: "a built-in workload, no router", mode: testMode{workload: builtInKind}, wantKinds: []string{"Deployment"}},
 		{name: "the mode's workload kind is missing", mode: testMode{workload: optional},
 			want: &Failure{Component: "router", Reason: v1beta1.ReasonMissingCRD,
 				Message: "the CRD runners.example.com is not installed, and the InferenceGraph uses Test mode; install the runner"}},
 		{name: "the mode's workload kind exists", present: []string{"runners.example.com"}, mode: testMode{workload: optional},
 			wantKinds: []string{"Runner"}},
-		{name: "the mode refuses with its own reason", mode: testMode{workload: builtIn, refusal: &workload.Refusal{Reason: "NoGPU", Message: "no GPU here"}},
+		{name: "the mode refuses with its own reason", mode: testMode{workload: builtInKind, refusal: &workload.Refusal{Reason: "NoGPU", Message: "no GPU here"}},
 			want: &Failure{Component: "router", Reason: "NoGPU", Message: "no GPU here"}},
-		{name: "an optional kind a component asks for is missing", mode: testMode{workload: builtIn, scaler: true},
+		{name: "an optional kind a component asks for is missing", mode: testMode{workload: builtInKind, scaler: true},
 			want: &Failure{Component: "router", Reason: v1beta1.ReasonMissingCRD,
 				Message: "the CRD scalers.example.com is not installed, and the router needs a Scaler; install the scaler"}},
-		{name: "the router's kind is missing: the workload alone", mode: testMode{workload: builtIn}, router: testRouter{},
+		{name: "the router's kind is missing: the workload alone", mode: testMode{workload: builtInKind}, router: testRouter{},
 			wantKinds: []string{"Deployment"}, missingRoute: true},
-		{name: "the router routes", present: []string{"routes.example.com"}, mode: testMode{workload: builtIn}, router: testRouter{},
+		{name: "the router routes", present: []string{"routes.example.com"}, mode: testMode{workload: builtInKind}, router: testRouter{},
 			wantKinds: []string{"Deployment", "Route"}},
-		{name: "the router refuses with its own reason, on the routes", present: []string{"routes.example.com"}, mode: testMode{workload: builtIn},
+		{name: "the router refuses with its own reason, on the routes", present: []string{"routes.example.com"}, mode: testMode{workload: builtInKind},
 			router: testRouter{refusal: &workload.Refusal{Reason: "NoWeights", Message: "use Gateway API"}},
 			want:   &Failure{Reason: "NoWeights", Message: "use Gateway API"}},
-		{name: "adjust sees the rendered objects", mode: testMode{workload: builtIn},
-			adjust:    func(_ *components.Component, objs []apply.Object) { Freeze(objs, testMode{workload: builtIn}) },
+		{name: "adjust sees the rendered objects", mode: testMode{workload: builtInKind},
+			adjust:    func(_ *components.Component, objs []apply.Object) { Freeze(objs, testMode{workload: builtInKind}) },
 			wantKinds: []string{"Deployment (frozen)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out Outcome
 			req := Request{Owner: Owner{Ref: ref}, Mode: tt.mode, Components: comps, Router: tt.router, Plan: &ingress.Plan{}, Adjust: tt.adjust}
-			require.NoError(t, render(req, presentCRDs(tt.present...), &out))
+			present := presentCRDs(tt.present...)
+			require.NoError(t, produce(builtIn(&req, present, &out), []kinds.Kind{builtInKind, optional, extra, route}, present, &out))
 			assert.Equal(t, tt.want, out.Failure)
 			if tt.want != nil {
 				return
@@ -132,6 +135,85 @@ func TestRender(t *testing.T) {
 			assert.Equal(t, tt.wantKinds, got)
 			assert.Equal(t, tt.missingRoute, out.MissingRouteKind != nil)
 			assert.Equal(t, v1beta1.ComponentType("router"), out.ProducedBy[out.Objects[0].String()])
+		})
+	}
+}
+
+// testProducer renders objs, or stops with failure; on an absent kind it
+// records it and, with stopOnAbsent, stops.
+type testProducer struct {
+	objs         []apply.Object
+	failure      *Failure
+	stopOnAbsent bool
+	absent       *string
+}
+
+func (p testProducer) Component() v1beta1.ComponentType             { return "part" }
+func (p testProducer) Render() ([]apply.Object, *Failure, error)    { return p.objs, p.failure, nil }
+func (p testProducer) Observe(context.Context, client.Reader) error { return nil }
+func (p testProducer) Absent(k *kinds.Kind) *Failure {
+	*p.absent = k.CRD
+	if p.stopOnAbsent {
+		return &Failure{Reason: "Stop", Message: k.CRD}
+	}
+	return nil
+}
+
+// TestProduce: an owner kind's own producers. A producer's failure stops
+// the run; an absent kind is the producer's to judge: left out, the rest
+// goes on; or the run stops.
+func TestProduce(t *testing.T) {
+	obj := func(k kinds.Kind, name string) apply.Object {
+		return apply.Object{GVK: k.GVK, Key: types.NamespacedName{Namespace: "ns", Name: name}}
+	}
+	known := []kinds.Kind{builtInKind, optional, extra}
+	tests := []struct {
+		name      string
+		present   []string
+		producers func(absent *string) []Producer
+		want      *Failure
+		wantKinds []string
+		absent    string
+	}{
+		{name: "two producers, all present", present: []string{optional.CRD},
+			producers: func(a *string) []Producer {
+				return []Producer{testProducer{objs: []apply.Object{obj(builtInKind, "a")}, absent: a},
+					testProducer{objs: []apply.Object{obj(optional, "b")}, absent: a}}
+			},
+			wantKinds: []string{"Deployment", "Runner"}},
+		{name: "an absent kind left out, the rest goes on",
+			producers: func(a *string) []Producer {
+				return []Producer{testProducer{objs: []apply.Object{obj(builtInKind, "a"), obj(optional, "b")}, absent: a},
+					Objects("", obj(builtInKind, "c"))}
+			},
+			wantKinds: []string{"Deployment", "Deployment"}, absent: optional.CRD},
+		{name: "an absent kind stops the run",
+			producers: func(a *string) []Producer {
+				return []Producer{testProducer{objs: []apply.Object{obj(extra, "a")}, stopOnAbsent: true, absent: a}}
+			},
+			want: &Failure{Reason: "Stop", Message: extra.CRD}, absent: extra.CRD},
+		{name: "a producer's failure stops the run before the next renders",
+			producers: func(a *string) []Producer {
+				return []Producer{testProducer{failure: &Failure{Reason: "Invalid", Message: "no"}, absent: a},
+					testProducer{objs: []apply.Object{obj(optional, "b")}, stopOnAbsent: true, absent: a}}
+			},
+			want: &Failure{Reason: "Invalid", Message: "no"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out Outcome
+			var absent string
+			require.NoError(t, produce(tt.producers(&absent), known, presentCRDs(tt.present...), &out))
+			assert.Equal(t, tt.want, out.Failure)
+			assert.Equal(t, tt.absent, absent)
+			if tt.want != nil {
+				return
+			}
+			var got []string
+			for _, o := range out.Objects {
+				got = append(got, o.GVK.Kind)
+			}
+			assert.Equal(t, tt.wantKinds, got)
 		})
 	}
 }

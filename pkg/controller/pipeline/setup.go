@@ -10,9 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/serval-dev/serval/pkg/controller/childkinds"
 	"github.com/serval-dev/serval/pkg/controller/kinds"
 	"github.com/serval-dev/serval/pkg/controller/owner"
-	"github.com/serval-dev/serval/pkg/controller/registry"
 )
 
 // IndexChildren adds the owner index (owner.Index) to the manager's cache,
@@ -37,7 +37,7 @@ func IndexChildren(ctx context.Context, indexer client.FieldIndexer) error {
 // listed by label.
 func IndexedKinds() []kinds.Kind {
 	var out []kinds.Kind
-	for _, k := range registry.Kinds() {
+	for _, k := range childkinds.All() {
 		if !k.Optional() {
 			out = append(out, k)
 		}

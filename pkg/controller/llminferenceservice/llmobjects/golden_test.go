@@ -218,6 +218,9 @@ func TestGolden(t *testing.T) {
 				more, err := llmobjects.WorkloadObjects(in, w)
 				require.NoError(t, err)
 				objs = append(objs, more...)
+				scaling, err := llmobjects.ScalingObjects(in, p)
+				require.NoError(t, err)
+				objs = append(objs, scaling...)
 				workloads = append(workloads, w)
 			}
 			objs = append(objs, llmobjects.SidecarObjects(in, workloads)...)

@@ -43,7 +43,7 @@ var (
 // its leader-election Leases).
 const PickerClusterRole = "serval-endpoint-picker"
 
-// Kinds are the kinds of this package, for the registry.
+// Kinds are the kinds of this package, for the registry of child kinds (package childkinds).
 func Kinds() []kinds.Kind {
 	return []kinds.Kind{InferencePoolKind, RoleBindingKind, LeaderWorkerSetKind}
 }

@@ -61,12 +61,8 @@ func MakeLeaderWorkerSet(in Inputs, w *PartWorkload) (*unstructured.Unstructured
 		rollout["rollingUpdateConfiguration"] = ru
 	}
 	spec["rolloutStrategy"] = rollout
-	if p.Spec.Scaling == nil {
-		replicas := int32(1)
-		if p.Spec.Replicas != nil {
-			replicas = *p.Spec.Replicas
-		}
-		spec["replicas"] = int64(replicas)
+	if serving := w.Serving(); !serving.Autoscaled {
+		spec["replicas"] = int64(serving.Replicas)
 	}
 	// The cache holds the children that carry the component label.
 	labels := map[string]any{v1beta1.ComponentLabel: string(p.Component())}
@@ -125,7 +121,7 @@ func ObserveLeaderWorkerSet(ctx context.Context, r client.Reader, w *PartWorkloa
 		if sel == nil || st.Problem != nil {
 			continue
 		}
-		pods, err := workload.ListPods(ctx, r, &components.Component{Owner: w.Serving().Owner, Selector: sel, OwnerLabel: w.Serving().OwnerLabel})
+		pods, err := workload.ListPods(ctx, r, &components.Component{PodSet: components.PodSet{Selector: sel}, Owner: w.Serving().Owner, OwnerLabel: w.Serving().OwnerLabel})
 		if err != nil {
 			return workload.State{}, fmt.Errorf("list pods of %s: %w", name, err)
 		}

@@ -37,16 +37,6 @@ const (
 // it reads WVA's metric from.
 var ErrNoPrometheus = fmt.Errorf("serval-config llmAutoscaling.prometheus.url is empty: a KEDA actuator reads %s from that Prometheus; set it, or use the hpa actuator", WVADesiredReplicasMetric)
 
-// ScalingError is a part's autoscaler that could not be rendered: its
-// scaling spec or serval-config's llmAutoscaling, not its workload.
-type ScalingError struct{ Err error }
-
-// Error is the cause's.
-func (e *ScalingError) Error() string { return e.Err.Error() }
-
-// Unwrap is the cause.
-func (e *ScalingError) Unwrap() error { return e.Err }
-
 // UsesKEDA reports whether a part's autoscaler is a KEDA ScaledObject.
 func UsesKEDA(s *v1alpha2.ScalingSpec) bool {
 	return s != nil && (s.KEDA != nil || s.WVA != nil && s.WVA.KEDA != nil)

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -130,6 +129,7 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 	if p.Spec.Scaling != nil {
 		// The autoscaler sets the replicas; the apply step hands them over.
 		c.AutoscalerClass = v1beta1.AutoscalerExternal
+		c.Scale(true, p.Spec.Replicas)
 	}
 	c.Extension.DeploymentStrategy = deploymentStrategy(p.Spec.RolloutStrategy)
 	prepareRoutingSidecar(in, &c.Pod)
@@ -226,13 +226,13 @@ func DownloadServiceAccount(in Inputs) (string, bool) {
 func newComponent(svc *v1alpha2.LLMInferenceService, t v1beta1.ComponentType, name string, pod corev1.PodSpec,
 	selector, labels, annotations map[string]string, replicas *int32) *components.Component {
 	c := &components.Component{
-		Type: t, Name: name, Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
-		Pod: pod, Selector: selector, OwnerLabel: v1alpha2.LLMInferenceServiceLabel,
-		AutoscalerClass: v1beta1.AutoscalerNone, Labels: commonLabels(svc, t), Annotations: maps.Clone(annotations),
+		PodSet: components.PodSet{Name: name, Pod: pod, Selector: selector, Labels: commonLabels(svc, t), Annotations: maps.Clone(annotations)},
+		Type:   t, Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
+		OwnerLabel: v1alpha2.LLMInferenceServiceLabel, AutoscalerClass: v1beta1.AutoscalerNone,
 	}
 	maps.Copy(c.Labels, selector)
 	maps.Copy(c.Labels, labels)
-	c.Extension.MinReplicas = ptr.To(ptr.Deref(replicas, 1))
+	c.Scale(false, replicas)
 	return c
 }
 
@@ -255,8 +255,8 @@ func portsOf(c corev1.Container) []components.Port {
 	return out
 }
 
-// WorkloadObjects are a part's objects: its Deployment or
-// LeaderWorkerSet, its autoscaler, and for the main part the Service in
+// WorkloadObjects are a part's objects but its autoscaler (ScalingObjects):
+// its Deployment or LeaderWorkerSet, and for the main part the Service in
 // front of the model pods (it selects prefill and decode pods alike, as
 // KServe's does).
 func WorkloadObjects(in Inputs, w *PartWorkload) ([]apply.Object, error) {
@@ -268,19 +268,14 @@ func WorkloadObjects(in Inputs, w *PartWorkload) ([]apply.Object, error) {
 			return nil, err
 		}
 		objs = append(objs, apply.Object{GVK: LeaderWorkerSetKind.GVK, Key: types.NamespacedName{Namespace: svc.Namespace, Name: w.Part.Name(svc.Name)},
-			Spec: client.ApplyConfigurationFromUnstructured(lws), OmitsReplicas: w.Part.Spec.Scaling != nil})
+			Spec: client.ApplyConfigurationFromUnstructured(lws), OmitsReplicas: w.Serving().Autoscaled})
 	} else {
 		dep, err := standard.MakeDeployment(w.Leader)
 		if err != nil {
 			return nil, err
 		}
-		objs = append(objs, apply.Object{GVK: standard.DeploymentKind.GVK, Key: w.Leader.Key(), Spec: dep, OmitsReplicas: !standard.OwnsReplicas(w.Leader)})
+		objs = append(objs, apply.Object{GVK: standard.DeploymentKind.GVK, Key: w.Leader.Key(), Spec: dep, OmitsReplicas: w.Leader.Autoscaled})
 	}
-	scaling, err := ScalingObjects(in, w.Part)
-	if err != nil {
-		return nil, &ScalingError{Err: err}
-	}
-	objs = append(objs, scaling...)
 	if w.Part.Prefill {
 		return objs, nil
 	}

@@ -15,7 +15,7 @@ import (
 
 func TestRefuse(t *testing.T) {
 	pod := func(change func(*corev1.PodSpec)) *components.Component {
-		c := &components.Component{Type: "predictor", Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container"}}}}
+		c := &components.Component{Type: "predictor", PodSet: components.PodSet{Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container"}}}}}
 		change(&c.Pod)
 		return c
 	}

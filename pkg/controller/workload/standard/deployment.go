@@ -12,14 +12,13 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
 )
 
 // OwnsReplicas reports whether Serval sets the Deployment's replicas: only
 // when no autoscaler does.
 func OwnsReplicas(c *components.Component) bool {
-	return c.AutoscalerClass == v1beta1.AutoscalerNone
+	return !c.Autoscaled
 }
 
 // MakeDeployment returns the Deployment that runs c.
@@ -32,7 +31,7 @@ func MakeDeployment(c *components.Component) (*appsv1ac.DeploymentApplyConfigura
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(c.Selector)).
 		WithTemplate(template)
 	if OwnsReplicas(c) {
-		spec.WithReplicas(minReplicas(c))
+		spec.WithReplicas(c.Replicas)
 	}
 	if s := c.Extension.DeploymentStrategy; s != nil {
 		strategy, err := strategyOf(s)
@@ -46,14 +45,6 @@ func MakeDeployment(c *components.Component) (*appsv1ac.DeploymentApplyConfigura
 		WithAnnotations(c.Annotations).
 		WithOwnerReferences(c.Owner.Reference()).
 		WithSpec(spec), nil
-}
-
-// minReplicas is the component's minReplicas; unset means 1.
-func minReplicas(c *components.Component) int32 {
-	if c.Extension.MinReplicas != nil {
-		return *c.Extension.MinReplicas
-	}
-	return 1
 }
 
 // podTemplate converts the component's pod into an apply configuration,

@@ -25,7 +25,7 @@ func WantsHPA(c *components.Component) bool {
 // MakeHPA returns the HorizontalPodAutoscaler of c, scaling its Deployment
 // between minReplicas and maxReplicas (at least minReplicas) on cpu or memory.
 func MakeHPA(c *components.Component) *autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration {
-	minR := minReplicas(c)
+	minR := c.Replicas
 	if minR < 1 {
 		minR = 1 // validation rejects 0 under an HPA; stay valid regardless
 	}

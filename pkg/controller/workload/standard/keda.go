@@ -51,7 +51,7 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, err
 	}
-	minR := minReplicas(c)
+	minR := c.Replicas
 	maxR := c.Extension.MaxReplicas
 	if maxR < max(minR, 1) {
 		maxR = max(minR, 1)

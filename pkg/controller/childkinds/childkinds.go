@@ -1,9 +1,12 @@
-// Package registry is the one list of Serval's deployment modes and routers,
-// and through them of every kind of child object. The cache filters, the
+// Package childkinds is the registry of every kind of child object Serval
+// makes: the deployment modes and routers (and the choice among them), the
+// kinds each declares, and the kinds only LLMInferenceServices and the
+// model caches make. The kind type itself (package kinds) sits below the
+// modes and routers that declare kinds, and this table above them. The cache filters, the
 // watches, the optional-CRD handling, the RBAC rules (checked by a test) and
 // the prune step all derive from it: adding a kind is one registration in
 // the mode or router that creates it.
-package registry
+package childkinds
 
 import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -55,9 +58,9 @@ func entry(m v1beta1.DeploymentMode) modeEntry {
 	return modes[0]
 }
 
-// Kinds returns every kind of child object of every mode and router, each
-// once, in a fixed order.
-func Kinds() []kinds.Kind {
+// All returns every kind of child object of every mode, router and owner
+// kind, each once, in a fixed order.
+func All() []kinds.Kind {
 	var out []kinds.Kind
 	seen := map[string]bool{}
 	add := func(ks []kinds.Kind) {

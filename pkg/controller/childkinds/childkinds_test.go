@@ -1,4 +1,4 @@
-package registry
+package childkinds
 
 import (
 	"os"
@@ -72,7 +72,7 @@ func TestEveryKindHasItsRBACRule(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range Kinds() {
+	for _, k := range All() {
 		resource := strings.ToLower(k.GVK.Kind) + "s"
 		if k.GVK.Kind == "Ingress" {
 			resource = "ingresses"
@@ -85,7 +85,7 @@ func TestEveryKindHasItsRBACRule(t *testing.T) {
 
 func TestKindsAreUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, k := range Kinds() {
+	for _, k := range All() {
 		assert.False(t, seen[k.GVK.String()], "%s twice", k)
 		seen[k.GVK.String()] = true
 	}

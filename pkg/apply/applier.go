@@ -125,6 +125,9 @@ func (a *Applier) Apply(ctx context.Context, owner types.UID, objects []Object) 
 }
 
 func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (client.Object, error) {
+	if obj.Kept {
+		return nil, nil
+	}
 	if obj.Controller != "" {
 		owner = obj.Controller
 	}

@@ -33,6 +33,10 @@ type Object struct {
 	// InferenceService): never created, never pruned, only its replicas
 	// written (recorded in ParkedReplicasAnnotation). Spec is unused.
 	Parked bool
+	// Kept keeps the live object as it is, if there is one: never
+	// created, written or pruned (a router part held while what it needs
+	// is missing). Spec is unused.
+	Kept bool
 	// Controller, when set, is the UID of the object's controlling owner
 	// when that is not the owner it is applied for: a namespaced owner's
 	// cluster-scoped object is controlled by a cluster-scoped one (a

@@ -37,6 +37,7 @@ import (
 	"github.com/serval-dev/serval/pkg/boundedevents"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/controller/llmconfig"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice"
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
@@ -427,6 +428,10 @@ func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		Config: store, Applier: r.Applier, Namespace: o.Namespace, Concurrency: r.Concurrency}
 	if err := llm.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the LLMInferenceService controller: %w", err)
+	}
+	presets := &llmconfig.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Namespace: o.Namespace}
+	if err := presets.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up the LLMInferenceServiceConfig controller: %w", err)
 	}
 	if err := setupLocalModels(ctx, mgr, o, r); err != nil {
 		return fmt.Errorf("set up the model cache controllers: %w", err)

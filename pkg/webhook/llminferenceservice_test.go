@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,12 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 )
+
+// poolSpec is a spec's router with a scheduler whose pool spec is the
+// flow mapping body given.
+func poolSpec(body string) string {
+	return "  router:\n    scheduler:\n      pool:\n        spec: {" + body + "}\n"
+}
 
 func llmYAML(kind, name, spec string) string {
 	return "apiVersion: serving.serval.dev/v1alpha2\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: default\nspec:\n" + spec
@@ -60,10 +67,39 @@ func TestLLMInferenceServiceAdmission(t *testing.T) {
 			"spec.template.containers[0].resources.limits.cpu"},
 		{"a preset with an adapter without a name", "LLMInferenceServiceConfig", "  model:\n    lora:\n      adapters: [{uri: hf://org/a}]\n",
 			"spec.model.lora.adapters[0].name: Required value: every adapter needs a name"},
+		{"a preset naming presets (KServe's refusal)", "LLMInferenceServiceConfig", "  baseRefs: [{name: other}]\n",
+			"spec.baseRefs: Forbidden: baseRefs is not a permitted field in LLMInferenceServiceConfig, support for recursive refs has been disabled"},
+		{"a preset's pool without an endpoint picker", "LLMInferenceServiceConfig", poolSpec("selector: {matchLabels: {app: m}}, targetPorts: [{number: 8000}]"),
+			"spec.router.scheduler.pool.spec.endpointPickerRef.name: Required value"},
+		{"a preset's pool without a selector", "LLMInferenceServiceConfig", poolSpec("targetPorts: [{number: 8000}], endpointPickerRef: {name: epp, port: {number: 9002}}"),
+			"spec.router.scheduler.pool.spec.selector.matchLabels: Required value"},
+		{"a preset's pool without target ports", "LLMInferenceServiceConfig", poolSpec("selector: {matchLabels: {app: m}}, endpointPickerRef: {name: epp, port: {number: 9002}}"),
+			"spec.router.scheduler.pool.spec.targetPorts: Required value"},
+		{"a service's pool with a port twice", "LLMInferenceService", "  model: {uri: hf://org/m}\n" +
+			poolSpec("selector: {matchLabels: {app: m}}, targetPorts: [{number: 8000}, {number: 8000}], endpointPickerRef: {name: epp, port: {number: 9002}}"),
+			"spec.router.scheduler.pool.spec.targetPorts[1].number: Duplicate value: 8000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := create(llmYAML(tt.kind, "bad", tt.spec))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	// Managed device allocation's annotations, KServe's rules.
+	dra := func(annotations string) string {
+		return strings.Replace(llmYAML("LLMInferenceService", "dra", "  model: {uri: hf://org/m}\n"),
+			"metadata:\n", "metadata:\n  annotations: {"+annotations+"}\n", 1)
+	}
+	for _, tt := range []struct{ name, annotations, want string }{
+		{"a device count without a device class", `serving.serval.dev/exp-dra-device-count: "2"`,
+			"metadata.annotations[serving.serval.dev/exp-dra-device-class]: Required value: serving.serval.dev/exp-dra-device-class is required to enable managed DRA"},
+		{"a device count of zero", `serving.serval.dev/exp-dra-device-class: gpu.example.com, serving.serval.dev/exp-dra-device-count: "0"`,
+			"the device count is a whole number of at least 1"},
+		{"a device class that is no DNS name", `serving.serval.dev/exp-dra-device-class: "GPU Class"`, "device class must be a DNS subdomain"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := create(dra(tt.annotations))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})

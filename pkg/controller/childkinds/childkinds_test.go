@@ -89,6 +89,6 @@ func TestKindsAreUnique(t *testing.T) {
 		assert.False(t, seen[k.GVK.String()], "%s twice", k)
 		seen[k.GVK.String()] = true
 	}
-	assert.Len(t, seen, 16, "Deployment, Service, HPA, ScaledObject, OpenTelemetryCollector, Knative Service, Ingress, HTTPRoute, VirtualService, "+
-		"InferencePool, RoleBinding, LeaderWorkerSet, PersistentVolume, PersistentVolumeClaim, DaemonSet, Job")
+	assert.Len(t, seen, 17, "Deployment, Service, HPA, ScaledObject, OpenTelemetryCollector, Knative Service, Ingress, HTTPRoute, VirtualService, "+
+		"InferencePool, RoleBinding, LeaderWorkerSet, ResourceClaimTemplate, PersistentVolume, PersistentVolumeClaim, DaemonSet, Job")
 }

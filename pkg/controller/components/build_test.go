@@ -200,3 +200,29 @@ func TestTransformerKeepsUserArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"--predictor_host=elsewhere:80", "--http_port", "9000", "--model_name", "m"}, comps[1].Pod.Containers[0].Args)
 }
+
+// TestRuntimeSidecarMerge: a predictor container named like one of the
+// runtime's other containers is merged over it, as KServe merges every
+// runtime container by name, not added beside it (the API server refuses
+// two containers of one name).
+func TestRuntimeSidecarMerge(t *testing.T) {
+	rt := sklearnRuntime()
+	rt.Spec.Containers = append(rt.Spec.Containers, corev1.Container{Name: "transformer-container", Image: "runtime/transformer:1",
+		Env: []corev1.EnvVar{{Name: "FROM_RUNTIME", Value: "1"}}})
+	spec := modelSpec("sklearn", "gs://b/m")
+	spec.Predictor.Containers = []corev1.Container{
+		{Name: "transformer-container", Env: []corev1.EnvVar{{Name: "FROM_PREDICTOR", Value: "1"}}},
+		{Name: "logger", Image: "log:1"},
+	}
+	comps, err := build(t, Inputs{ISVC: isvcWith("m", spec), Runtime: selection(rt, v1beta1.ProtocolV1)})
+	require.NoError(t, err)
+	var names []string
+	for _, c := range comps[0].Pod.Containers {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"kserve-container", "transformer-container", "logger"}, names, "each name once")
+	sidecar := comps[0].Pod.Containers[1]
+	assert.Equal(t, "runtime/transformer:1", sidecar.Image, "the runtime's image where the predictor names none")
+	assert.Equal(t, []corev1.EnvVar{{Name: "FROM_RUNTIME", Value: "1"}, {Name: "FROM_PREDICTOR", Value: "1"}}, sidecar.Env,
+		"the environments merged by name, as the server's are")
+}

@@ -2,6 +2,7 @@ package components
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,9 +46,11 @@ func buildPredictor(c *Component, isvc *v1beta1.InferenceService, in Inputs) err
 		containers = append(containers, *rt.Containers[1+i].DeepCopy())
 	}
 	for _, extra := range c.Pod.Containers {
-		if extra.Name == server.Name {
-			// A predictor container named like the model server overrides it, as in KServe.
-			containers[0] = overrideContainer(containers[0], extra)
+		// A predictor container named like one of the runtime's (the model
+		// server, or a sidecar it ships) is merged over it, as in KServe;
+		// another is added.
+		if i := slices.IndexFunc(containers[:len(rt.Containers)], func(rc corev1.Container) bool { return rc.Name == extra.Name }); i >= 0 {
+			containers[i] = overrideContainer(containers[i], extra)
 			continue
 		}
 		containers = append(containers, extra)

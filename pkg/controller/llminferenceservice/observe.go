@@ -46,10 +46,11 @@ func (r *Reconciler) observePool(ctx context.Context, reader client.Reader, s *s
 }
 
 // poolReadiness: a pool is ready when a Gateway has accepted it, and no
-// parent refuses it.
+// parent refuses it; KServe's reasons (WaitingForGateway while no parent
+// has reported, InferencePoolNotReady while one refuses).
 func poolReadiness(pool *igwapi.InferencePool) *cond {
 	if len(pool.Status.Parents) == 0 {
-		return &cond{reason: "InferencePoolNotAccepted", message: fmt.Sprintf("no Gateway has accepted InferencePool %s yet", pool.Name)}
+		return &cond{reason: "WaitingForGateway", message: fmt.Sprintf("Inference Pool %s/%s exists but no Gateway controller has accepted it yet", pool.Namespace, pool.Name)}
 	}
 	for _, p := range pool.Status.Parents {
 		c := meta.FindStatusCondition(p.Conditions, string(igwapi.InferencePoolConditionAccepted))
@@ -58,7 +59,7 @@ func poolReadiness(pool *igwapi.InferencePool) *cond {
 			if c != nil {
 				why = fmt.Sprintf("Accepted is %s (%s: %s)", c.Status, c.Reason, c.Message)
 			}
-			return &cond{reason: "InferencePoolNotAccepted", message: fmt.Sprintf("InferencePool %s: %s %s", pool.Name, p.ParentRef.Name, why)}
+			return &cond{reason: "InferencePoolNotReady", message: fmt.Sprintf("InferencePool %s: %s %s", pool.Name, p.ParentRef.Name, why)}
 		}
 	}
 	return &cond{ok: true, reason: "InferencePoolReady", message: fmt.Sprintf("InferencePool %s is accepted", pool.Name)}
@@ -134,6 +135,11 @@ func (r *Reconciler) observeGateways(ctx context.Context, s *scope, names map[ty
 				URL: fmt.Sprintf("http://%s/%s/%s", a.Value, s.svc.Namespace, s.svc.Name)})
 			break
 		}
+	}
+	if g := s.spec.Router.Gateway; g == nil || len(g.Refs) == 0 {
+		// GatewaysReady is about the Gateways the service names, as in
+		// KServe: with none named, there is no such condition.
+		return nil
 	}
 	s.gateways = &cond{ok: true, reason: "GatewaysReady", message: "every Gateway is programmed"}
 	if len(problems) > 0 {

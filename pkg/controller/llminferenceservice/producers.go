@@ -30,14 +30,38 @@ func (r *Reconciler) producers(s *scope, cert servingcert.Bundle) []pipeline.Pro
 		out = append(out, partProducer{s: s, p: p}, scalingProducer{s: s, p: p})
 	}
 	out = append(out, extrasProducer{s: s, cert: cert})
+	var router []pipeline.Producer
 	if llmobjects.HasScheduler(s.spec) {
-		out = append(out, schedulerProducer{s: s})
+		router = append(router, schedulerProducer{s: s})
 	}
 	if llmobjects.HasTokenizer(s.spec) {
-		out = append(out, tokenizerProducer{s: s})
+		router = append(router, tokenizerProducer{s: s})
 	}
-	return append(out, routesProducer{r: r, s: s})
+	router = append(router, routesProducer{r: r, s: s})
+	if s.refsInvalid != "" {
+		for i := range router {
+			router[i] = held{router[i]}
+		}
+	}
+	return append(out, router...)
 }
+
+// held is a producer whose live objects are kept as they are, none
+// created, written or pruned, and nothing read back: the router's parts
+// while router.gateway.refs name a missing Gateway (KServe stops before
+// the scheduler; what runs keeps running).
+type held struct{ pipeline.Producer }
+
+func (h held) Render() ([]apply.Object, *pipeline.Failure, error) {
+	objs, failure, err := h.Producer.Render()
+	for i := range objs {
+		objs[i].Kept = true
+	}
+	return objs, failure, err
+}
+
+func (h held) Absent(*kinds.Kind) *pipeline.Failure         { return nil }
+func (h held) Observe(context.Context, client.Reader) error { return nil }
 
 // stop records a failure of the service's spec on a condition and stops
 // the run.
@@ -135,7 +159,8 @@ func (sp scalingProducer) Observe(ctx context.Context, r client.Reader) error {
 }
 
 // extrasProducer is what the model workloads share: the routing sidecars'
-// ServiceAccount and bindings, and the serving certificate's Secret.
+// ServiceAccount and bindings, the ResourceClaimTemplate of managed device
+// allocation, and the serving certificate's Secret.
 type extrasProducer struct {
 	s    *scope
 	cert servingcert.Bundle
@@ -149,6 +174,7 @@ func (ep extrasProducer) Render() ([]apply.Object, *pipeline.Failure, error) {
 		workloads = append(workloads, p.workload)
 	}
 	objs := llmobjects.SidecarObjects(ep.s.inputs, workloads)
+	objs = append(objs, llmobjects.DRAObjects(ep.s.inputs)...)
 	return append(objs, llmobjects.CertificateObject(ep.s.inputs, ep.cert)), nil, nil
 }
 

@@ -88,8 +88,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	return s.out.Result(err)
+	res, err := s.out.Result(err)
+	if err == nil && s.refsInvalid != "" && res.RequeueAfter == 0 {
+		// Gateways are not watched (they are not Serval's): a missing one
+		// is looked for again.
+		res.RequeueAfter = GatewayRecheckInterval
+	}
+	return res, err
 }
+
+// GatewayRecheckInterval is how often a service whose router.gateway.refs
+// name a missing Gateway looks for it again.
+const GatewayRecheckInterval = 30 * time.Second
 
 // reconcileDeletion lets a deleted service go: at once, or once no other
 // member of its routing group routes to it. The other members' routes are

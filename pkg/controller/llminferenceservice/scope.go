@@ -35,6 +35,9 @@ type scope struct {
 	// member a deleted service waits for.
 	group, divergent []llmobjects.GroupMember
 	groupWait        string
+	// refsInvalid says which of router.gateway.refs name no Gateway; the
+	// router's parts are then held as they are ("" when all exist).
+	refsInvalid string
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
 	// stopped: the stop annotation stops the service; nothing is rendered.

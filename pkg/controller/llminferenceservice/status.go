@@ -84,38 +84,15 @@ func computeStatus(s *scope) v1alpha2.LLMInferenceServiceStatus {
 
 	router := []cond{}
 	routerSet := func(t string, c cond) { set(t, c); router = append(router, c) }
-	if s.scheduler != nil {
-		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, llmobjects.Scheduler, s.schedulerState))
+	if s.refsInvalid != "" {
+		// KServe stops before the scheduler: the Gateways' condition says
+		// which refs name nothing; the router's other parts are held as
+		// they are and not reported.
+		remove(v1alpha2.ConditionSchedulerWorkloadReady, v1alpha2.ConditionTokenizerReady,
+			v1alpha2.ConditionInferencePoolReady, v1alpha2.ConditionHTTPRoutesReady)
+		routerSet(v1alpha2.ConditionGatewaysReady, cond{reason: ReasonRefsInvalid, message: s.refsInvalid})
 	} else {
-		remove(v1alpha2.ConditionSchedulerWorkloadReady)
-	}
-	if s.tokenizer != nil {
-		routerSet(v1alpha2.ConditionTokenizerReady, workloadCondition(s, llmobjects.Tokenizer, s.tokenizerState))
-	} else {
-		remove(v1alpha2.ConditionTokenizerReady)
-	}
-	if msg, missing := s.missing[v1alpha2.ConditionInferencePoolReady]; missing {
-		routerSet(v1alpha2.ConditionInferencePoolReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
-	} else if s.pool != nil {
-		routerSet(v1alpha2.ConditionInferencePoolReady, *s.pool)
-	} else {
-		remove(v1alpha2.ConditionInferencePoolReady)
-	}
-	if msg, missing := s.missing[v1alpha2.ConditionHTTPRoutesReady]; missing {
-		routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
-	} else if s.routes != nil {
-		if f, failed := s.out.ApplyFailures[""]; failed {
-			routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: f.Reason(), message: f.Message()})
-		} else {
-			routerSet(v1alpha2.ConditionHTTPRoutesReady, *s.routes)
-		}
-	} else {
-		remove(v1alpha2.ConditionHTTPRoutesReady)
-	}
-	if s.gateways != nil {
-		routerSet(v1alpha2.ConditionGatewaysReady, *s.gateways)
-	} else {
-		remove(v1alpha2.ConditionGatewaysReady)
+		routerConditions(s, routerSet, remove)
 	}
 	if s.ingresses != nil {
 		// The user's Ingresses have no condition of their own (KServe's
@@ -273,4 +250,42 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
 	pipeline.RecordReadiness(r.Recorder, s.svc, "LLMInferenceService", st.URL, s.orig.Status.Conditions, st.Conditions, false)
 	r.recordDivergence(s, &st)
 	return nil
+}
+
+// routerConditions sets the conditions of the router's parts: the picker,
+// the tokenizer, the pool, the routes and the Gateways.
+func routerConditions(s *scope, routerSet func(string, cond), remove func(...string)) {
+	if s.scheduler != nil {
+		routerSet(v1alpha2.ConditionSchedulerWorkloadReady, workloadCondition(s, llmobjects.Scheduler, s.schedulerState))
+	} else {
+		remove(v1alpha2.ConditionSchedulerWorkloadReady)
+	}
+	if s.tokenizer != nil {
+		routerSet(v1alpha2.ConditionTokenizerReady, workloadCondition(s, llmobjects.Tokenizer, s.tokenizerState))
+	} else {
+		remove(v1alpha2.ConditionTokenizerReady)
+	}
+	if msg, missing := s.missing[v1alpha2.ConditionInferencePoolReady]; missing {
+		routerSet(v1alpha2.ConditionInferencePoolReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
+	} else if s.pool != nil {
+		routerSet(v1alpha2.ConditionInferencePoolReady, *s.pool)
+	} else {
+		remove(v1alpha2.ConditionInferencePoolReady)
+	}
+	if msg, missing := s.missing[v1alpha2.ConditionHTTPRoutesReady]; missing {
+		routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: v1beta1.ReasonMissingCRD, message: msg})
+	} else if s.routes != nil {
+		if f, failed := s.out.ApplyFailures[""]; failed {
+			routerSet(v1alpha2.ConditionHTTPRoutesReady, cond{reason: f.Reason(), message: f.Message()})
+		} else {
+			routerSet(v1alpha2.ConditionHTTPRoutesReady, *s.routes)
+		}
+	} else {
+		remove(v1alpha2.ConditionHTTPRoutesReady)
+	}
+	if s.gateways != nil {
+		routerSet(v1alpha2.ConditionGatewaysReady, *s.gateways)
+	} else {
+		remove(v1alpha2.ConditionGatewaysReady)
+	}
 }

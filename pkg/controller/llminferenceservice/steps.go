@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/config"
@@ -107,5 +110,34 @@ func (r *Reconciler) prepare(ctx context.Context, s *scope, cfg *config.Config) 
 			return cert, false, err
 		}
 	}
-	return cert, true, nil
+	return cert, true, r.checkGatewayRefs(ctx, s)
+}
+
+// ReasonRefsInvalid is GatewaysReady's reason when router.gateway.refs
+// name a Gateway that does not exist (KServe's).
+const ReasonRefsInvalid = "RefsInvalid"
+
+// checkGatewayRefs reads the Gateways router.gateway.refs name (uncached:
+// they are not Serval's) and records in the scope those that do not exist.
+func (r *Reconciler) checkGatewayRefs(ctx context.Context, s *scope) error {
+	rt := s.spec.Router
+	if rt == nil || rt.Gateway == nil {
+		return nil
+	}
+	var missing []string
+	for _, ref := range rt.Gateway.Refs {
+		key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+		if key.Namespace == "" {
+			key.Namespace = s.svc.Namespace
+		}
+		err := r.APIReader.Get(ctx, key, &gatewayv1.Gateway{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, "Gateway "+key.String()+" does not exist")
+		case err != nil:
+			return fmt.Errorf("read Gateway %s: %w", key, err)
+		}
+	}
+	s.refsInvalid = strings.Join(missing, "; ")
+	return nil
 }

@@ -194,5 +194,14 @@ const (
 	ConditionGroupDegraded          = "GroupDegraded"
 )
 
+// A preset's condition types and finalizer, KServe's: Ready says whether
+// the stored preset passes admission's checks; ConfigInUse whether
+// services use it. The finalizer holds the deletion of a preset in use
+// until no service uses it.
+const (
+	ConditionConfigInUse = "ConfigInUse"
+	ConfigFinalizer      = "serving.serval.dev/llmisvcconfig-finalizer"
+)
+
 // LLMInferenceServiceLabel names the LLMInferenceService a child belongs to.
 const LLMInferenceServiceLabel = "serving.serval.dev/llminferenceservice"

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	igwapi "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -31,6 +32,7 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 		errs = append(errs, validateParallelShape(&svc.Spec)...)
 	}
 	warnings = append(warnings, StopWarnings(svc.Annotations)...)
+	errs = append(errs, ValidateManagedDRA(svc.Annotations)...)
 	w, routeErrs := validateRouter(svc.Spec.Router)
 	warnings = append(warnings, w...)
 	errs = append(errs, routeErrs...)
@@ -64,7 +66,13 @@ func ValidateCombined(s *LLMInferenceServiceSpec, baseModel string) field.ErrorL
 // parts (a preset may leave the model out; its strings may be templates
 // rendered later).
 func ValidateConfig(cfg *LLMInferenceServiceConfig) field.ErrorList {
-	return ValidateSpec(&cfg.Spec, "")
+	errs := ValidateSpec(&cfg.Spec, "")
+	if len(cfg.Spec.BaseRefs) > 0 {
+		// KServe's message: presets do not name presets.
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "baseRefs"),
+			"baseRefs is not a permitted field in LLMInferenceServiceConfig, support for recursive refs has been disabled"))
+	}
+	return errs
 }
 
 // ValidateSpec checks the rules that hold of any spec, a service's or a
@@ -241,6 +249,9 @@ func validateScheduler(r *RouterSpec) field.ErrorList {
 	if s.Pool != nil && s.Pool.Spec != nil && s.Pool.Ref != nil {
 		errs = append(errs, field.Invalid(p.Child("pool"), "spec and ref", "set either pool.spec (an InferencePool Serval makes) or pool.ref (your own), not both"))
 	}
+	if s.Pool != nil && s.Pool.Spec != nil {
+		errs = append(errs, validatePoolSpec(s.Pool.Spec, p.Child("pool", "spec"))...)
+	}
 	c := s.Config
 	if c == nil {
 		return errs
@@ -257,6 +268,38 @@ func validateScheduler(r *RouterSpec) field.ErrorList {
 	}
 	if c.Ref != nil && c.Ref.Name == "" {
 		errs = append(errs, field.Required(cp.Child("ref", "name"), "the ConfigMap's name is required"))
+	}
+	return errs
+}
+
+// validatePoolSpec checks an InferencePool's spec as the CRD KServe embeds
+// it does: a selector with at least one label, one to eight target ports,
+// each a port number once, and an endpoint picker named.
+func validatePoolSpec(spec *igwapi.InferencePoolSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.Selector.MatchLabels) == 0 {
+		errs = append(errs, field.Required(p.Child("selector", "matchLabels"), "the pool's pods are selected by at least one label"))
+	}
+	tp := p.Child("targetPorts")
+	switch n := len(spec.TargetPorts); {
+	case n == 0:
+		errs = append(errs, field.Required(tp, "at least one port the model servers listen on"))
+	case n > 8:
+		errs = append(errs, field.TooMany(tp, n, 8))
+	}
+	seen := map[int32]bool{}
+	for i, port := range spec.TargetPorts {
+		n := int32(port.Number)
+		switch {
+		case n < 1 || n > 65535:
+			errs = append(errs, field.Invalid(tp.Index(i).Child("number"), n, "a port number is 1 to 65535"))
+		case seen[n]:
+			errs = append(errs, field.Duplicate(tp.Index(i).Child("number"), n))
+		}
+		seen[n] = true
+	}
+	if spec.EndpointPickerRef == nil || spec.EndpointPickerRef.Name == "" {
+		errs = append(errs, field.Required(p.Child("endpointPickerRef", "name"), "the endpoint picker the pool's traffic goes through"))
 	}
 	return errs
 }

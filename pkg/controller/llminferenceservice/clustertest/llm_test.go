@@ -10,6 +10,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +22,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/controller/llmconfig"
 )
 
 func createService(t *testing.T, ns, name, spec string) {
@@ -167,11 +171,44 @@ func TestMissingPresetIsNamedAndNoticed(t *testing.T) {
 	eventually(t, "Ready without a router", func() bool { return condition(t, ns, "opt", "Ready") == "True/Ready" })
 	assert.Equal(t, "http://opt-kserve-workload-svc."+ns+".svc.cluster.local:8000", get(t, ns, "opt").Status.URL)
 
-	// Deleted, the preset is missed again; what runs is left as it is.
+	// The preset says who uses it.
+	eventually(t, "ConfigInUse", func() bool { return configCondition(t, ns, "tuned", "ConfigInUse") == "True/InUse" })
+	tuned := getConfig(t, ns, "tuned")
+	assert.Equal(t, []v1alpha2.UntypedObjectReference{{Namespace: ns, Name: "opt"}}, tuned.Status.ReferencedBy)
+	assert.Equal(t, "True/Valid", configCondition(t, ns, "tuned", "Ready"))
+	assert.Contains(t, tuned.Finalizers, v1alpha2.ConfigFinalizer)
+
+	// Deleted while in use, the preset is held, naming its user, and the
+	// service keeps running on it.
 	require.NoError(t, k8s.Delete(context.Background(), &v1alpha2.LLMInferenceServiceConfig{ObjectMeta: metav1.ObjectMeta{Name: "tuned", Namespace: ns}}))
-	eventually(t, "ConfigNotFound after the deletion", func() bool { return condition(t, ns, "opt", "PresetsCombined") == "False/ConfigNotFound" })
-	assert.Equal(t, "False/ConfigNotFound", condition(t, ns, "opt", "Ready"))
-	assert.True(t, exists(&appsv1.Deployment{}, ns, "opt-kserve"), "the running workload is not pruned for a missing preset")
+	eventually(t, "DeletionBlocked", func() bool { return configCondition(t, ns, "tuned", "ConfigInUse") == "True/DeletionBlocked" })
+	inUse := meta.FindStatusCondition(getConfig(t, ns, "tuned").Status.Conditions, "ConfigInUse")
+	require.NotNil(t, inUse)
+	assert.Contains(t, inUse.Message, ns+"/opt", "the message names the user")
+	eventually(t, "the DeletionBlocked Event", func() bool { return hasEvent(t, ns, "tuned", "DeletionBlocked") })
+	assert.Equal(t, "True/Ready", condition(t, ns, "opt", "Ready"), "the service keeps its preset")
+	assert.Equal(t, "True/Combined", condition(t, ns, "opt", "PresetsCombined"))
+
+	// Once its user is gone, the preset goes.
+	require.NoError(t, k8s.Delete(context.Background(), get(t, ns, "opt")))
+	eventually(t, "the preset deleted", func() bool {
+		return apierrors.IsNotFound(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "tuned"}, &v1alpha2.LLMInferenceServiceConfig{}))
+	})
+}
+
+// TestUnusedPresetIsNotHeld: a preset no service uses carries no
+// finalizer and is deleted at once.
+func TestUnusedPresetIsNotHeld(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), &v1alpha2.LLMInferenceServiceConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "spare", Namespace: ns},
+		Spec:       v1alpha2.LLMInferenceServiceSpec{WorkloadSpec: v1alpha2.WorkloadSpec{Replicas: ptr.To[int32](2)}}}))
+	eventually(t, "NotInUse", func() bool { return configCondition(t, ns, "spare", "ConfigInUse") == "False/NotInUse" })
+	assert.NotContains(t, getConfig(t, ns, "spare").Finalizers, v1alpha2.ConfigFinalizer, "only a preset in use is held")
+	require.NoError(t, k8s.Delete(context.Background(), getConfig(t, ns, "spare")))
+	eventually(t, "the preset deleted", func() bool {
+		return apierrors.IsNotFound(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "spare"}, &v1alpha2.LLMInferenceServiceConfig{}))
+	})
 }
 
 // TestUsersOwnPool: with router.scheduler.pool.ref, Serval makes no pool or
@@ -210,7 +247,8 @@ func TestUsersOwnPool(t *testing.T) {
 }
 
 // TestGatewayMustExistAndBeProgrammed: a route whose Gateway does not
-// exist, or is not programmed yet, keeps the service not Ready, saying so.
+// exist stops the router (RefsInvalid); once it exists but is not
+// programmed yet, the service is not Ready, saying so.
 func TestGatewayMustExistAndBeProgrammed(t *testing.T) {
 	ns := newNamespace(t)
 	createService(t, ns, "gw-wait", `
@@ -220,20 +258,18 @@ func TestGatewayMustExistAndBeProgrammed(t *testing.T) {
     gateway: {refs: [{name: later}]}
 `)
 	makeAvailable(t, ns, "gw-wait-kserve")
-	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "gw-wait-kserve-route") })
-	acceptRoute(t, ns, "gw-wait-kserve-route")
-	eventually(t, "GatewayNotReady, the Gateway missing, once the route is accepted", func() bool {
-		return condition(t, ns, "gw-wait", "HTTPRoutesReady") == "True/HTTPRoutesReady" &&
-			condition(t, ns, "gw-wait", "GatewaysReady") == "False/GatewayNotReady" &&
+	eventually(t, "RefsInvalid, the Gateway missing", func() bool {
+		return condition(t, ns, "gw-wait", "GatewaysReady") == "False/RefsInvalid" &&
 			message(t, ns, "gw-wait", "GatewaysReady") == "Gateway "+ns+"/later does not exist"
 	})
-	assert.Equal(t, "False/GatewayNotReady", condition(t, ns, "gw-wait", "Ready"))
+	eventually(t, "Ready says RefsInvalid", func() bool { return condition(t, ns, "gw-wait", "Ready") == "False/RefsInvalid" })
+	assert.False(t, exists(&gatewayv1.HTTPRoute{}, ns, "gw-wait-kserve-route"), "no route to a Gateway that does not exist")
 
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
 		GatewayClassName: "inference", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
 	require.NoError(t, k8s.Create(context.Background(), gw))
 	// The Gateway is not watched (it is not Serval's): a change of the
-	// service's children brings the next look at it.
+	// service stands in for the next look at it.
 	touch := func() {
 		require.NoError(t, retryOnConflict(func() error {
 			s := get(t, ns, "gw-wait")
@@ -241,6 +277,9 @@ func TestGatewayMustExistAndBeProgrammed(t *testing.T) {
 			return k8s.Update(context.Background(), s)
 		}))
 	}
+	touch()
+	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "gw-wait-kserve-route") })
+	acceptRoute(t, ns, "gw-wait-kserve-route")
 	touch()
 	eventually(t, "not programmed yet", func() bool {
 		return message(t, ns, "gw-wait", "GatewaysReady") == "Gateway "+ns+"/later is not programmed yet"
@@ -283,4 +322,95 @@ spec:
   model: {uri: hf://facebook/opt-125m}
 `)
 	eventually(t, "the good service's Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "opt-kserve") })
+}
+
+// TestMissingGatewayRefs: router.gateway.refs naming a Gateway that does
+// not exist stop the router before the scheduler, as in KServe:
+// GatewaysReady and Ready say RefsInvalid, no picker, pool or route is
+// made; once the Gateway exists, they are.
+func TestMissingGatewayRefs(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "gw-missing", `
+  model: {uri: hf://facebook/opt-125m}
+  router:
+    route: {}
+    gateway: {refs: [{name: later}]}
+    scheduler: {}
+`)
+	makeAvailable(t, ns, "gw-missing-kserve")
+	eventually(t, "RefsInvalid", func() bool { return condition(t, ns, "gw-missing", "GatewaysReady") == "False/RefsInvalid" })
+	assert.Equal(t, "Gateway "+ns+"/later does not exist", message(t, ns, "gw-missing", "GatewaysReady"))
+	eventually(t, "Ready says RefsInvalid", func() bool { return condition(t, ns, "gw-missing", "Ready") == "False/RefsInvalid" })
+	assert.Empty(t, condition(t, ns, "gw-missing", "SchedulerWorkloadReady"), "the router's other parts are not reported")
+	assert.False(t, exists(&appsv1.Deployment{}, ns, "gw-missing-kserve-router-scheduler"), "no picker")
+	assert.False(t, exists(&igwapi.InferencePool{}, ns, "gw-missing-inference-pool"), "no pool")
+	assert.False(t, exists(&gatewayv1.HTTPRoute{}, ns, "gw-missing-kserve-route"), "no route")
+
+	createGateway(t, ns, "later", "10.0.0.12")
+	// The Gateway is not watched: a touch of the service stands in for the
+	// recheck, which comes every GatewayRecheckInterval.
+	require.NoError(t, retryOnConflict(func() error {
+		s := get(t, ns, "gw-missing")
+		s.Annotations = map[string]string{"touched": "yes"}
+		return k8s.Update(context.Background(), s)
+	}))
+	eventually(t, "the picker", func() bool { return exists(&appsv1.Deployment{}, ns, "gw-missing-kserve-router-scheduler") })
+	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "gw-missing-kserve-route") })
+	eventually(t, "RefsInvalid gone", func() bool { return condition(t, ns, "gw-missing", "GatewaysReady") != "False/RefsInvalid" })
+}
+
+// TestManagedDRA: with a device class, the API server takes the
+// ResourceClaimTemplate and the model pods claim from it; without, the
+// template goes.
+func TestManagedDRA(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "dra", `
+  model: {uri: hf://facebook/opt-125m}
+`)
+	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "dra-kserve") })
+	require.NoError(t, retryOnConflict(func() error {
+		s := get(t, ns, "dra")
+		s.Annotations = map[string]string{v1alpha2.DRADeviceClassAnnotation: "gpu.example.com", v1alpha2.DRADeviceCountAnnotation: "2"}
+		return k8s.Update(context.Background(), s)
+	}))
+	rct := &resourcev1.ResourceClaimTemplate{}
+	eventually(t, "the ResourceClaimTemplate", func() bool { return exists(rct, ns, "dra-managed-dra") })
+	require.Len(t, rct.Spec.Spec.Devices.Requests, 1)
+	assert.Equal(t, "gpu.example.com", rct.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName)
+	assert.Equal(t, int64(2), rct.Spec.Spec.Devices.Requests[0].Exactly.Count)
+	eventually(t, "the pods' claim", func() bool {
+		dep := &appsv1.Deployment{}
+		return exists(dep, ns, "dra-kserve") && len(dep.Spec.Template.Spec.ResourceClaims) == 1 &&
+			len(dep.Spec.Template.Spec.Containers[0].Resources.Claims) == 1
+	})
+
+	require.NoError(t, retryOnConflict(func() error {
+		s := get(t, ns, "dra")
+		s.Annotations = nil
+		return k8s.Update(context.Background(), s)
+	}))
+	eventually(t, "the template pruned", func() bool { return !exists(&resourcev1.ResourceClaimTemplate{}, ns, "dra-managed-dra") })
+	dep := &appsv1.Deployment{}
+	require.True(t, exists(dep, ns, "dra-kserve"))
+	assert.Empty(t, dep.Spec.Template.Spec.ResourceClaims, "the pods claim nothing")
+}
+
+// TestChartPresetIsNotHeld: a preset the chart installed (labelled bundled
+// in Serval's namespace) is Helm's: in use, it says so, but its deletion is
+// not held (helm uninstall waits for it).
+func TestChartPresetIsNotHeld(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), &v1alpha2.LLMInferenceServiceConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "chart-" + ns, Namespace: managerNamespace, Labels: map[string]string{llmconfig.BundledLabel: "true"}},
+		Spec:       v1alpha2.LLMInferenceServiceSpec{WorkloadSpec: v1alpha2.WorkloadSpec{Replicas: ptr.To[int32](2)}}}))
+	createService(t, ns, "opt", `
+  model: {uri: hf://facebook/opt-125m}
+  baseRefs: [{name: chart-`+ns+`}]
+`)
+	eventually(t, "InUse", func() bool { return configCondition(t, managerNamespace, "chart-"+ns, "ConfigInUse") == "True/InUse" })
+	assert.NotContains(t, getConfig(t, managerNamespace, "chart-"+ns).Finalizers, v1alpha2.ConfigFinalizer)
+	require.NoError(t, k8s.Delete(context.Background(), getConfig(t, managerNamespace, "chart-"+ns)))
+	eventually(t, "the preset deleted", func() bool {
+		return apierrors.IsNotFound(k8s.Get(context.Background(), types.NamespacedName{Namespace: managerNamespace, Name: "chart-" + ns}, &v1alpha2.LLMInferenceServiceConfig{}))
+	})
 }

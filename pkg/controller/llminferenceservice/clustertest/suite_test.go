@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -103,7 +104,12 @@ func get(t *testing.T, ns, name string) *v1alpha2.LLMInferenceService {
 // condition returns a condition of the service as "Status/Reason", or "".
 func condition(t *testing.T, ns, name, typ string) string {
 	t.Helper()
-	c := meta.FindStatusCondition(get(t, ns, name).Status.Conditions, typ)
+	return statusReason(get(t, ns, name).Status.Conditions, typ)
+}
+
+// statusReason is a condition of conds as "Status/Reason", or "".
+func statusReason(conds []metav1.Condition, typ string) string {
+	c := meta.FindStatusCondition(conds, typ)
 	if c == nil {
 		return ""
 	}
@@ -154,3 +160,31 @@ func retryOnConflict(f func() error) error {
 
 // eventually polls cond until it holds, or fails the test after 30 s.
 var eventually = testenv.Eventually
+
+func getConfig(t *testing.T, ns, name string) *v1alpha2.LLMInferenceServiceConfig {
+	t.Helper()
+	cfg := &v1alpha2.LLMInferenceServiceConfig{}
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, cfg))
+	return cfg
+}
+
+// configCondition returns a condition of the preset as "Status/Reason",
+// or "".
+func configCondition(t *testing.T, ns, name, typ string) string {
+	t.Helper()
+	return statusReason(getConfig(t, ns, name).Status.Conditions, typ)
+}
+
+// hasEvent reports whether an Event of the reason was recorded on the
+// object of the name in ns.
+func hasEvent(t *testing.T, ns, name, reason string) bool {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	require.NoError(t, k8s.List(context.Background(), events, client.InNamespace(ns)))
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}

@@ -113,6 +113,14 @@ func TestGolden(t *testing.T) {
 					`"schedulingProfiles":[{"name":"default","plugins":[{"pluginRef":"queue-scorer","weight":1},` +
 					`{"pluginRef":"precise-prefix-cache-scorer","weight":3},{"pluginRef":"prefix-cache-scorer","weight":2},{"pluginRef":"max-score-picker"}]}]}`)}}}}
 		},
+		// A picker that predicts latencies: the latency predictor's preset
+		// adds its training and prediction servers beside the picker.
+		"latency-predictor": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{Config: &v1alpha2.SchedulerConfigSpec{
+				Inline: &runtime.RawExtension{Raw: []byte(`{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig",` +
+					`"plugins":[{"type":"predicted-latency-producer"},{"type":"queue-scorer"},{"type":"max-score-picker"}],` +
+					`"schedulingProfiles":[{"name":"default","plugins":[{"pluginRef":"queue-scorer","weight":1},{"pluginRef":"max-score-picker"}]}]}`)}}}}
+		},
 		// A member of a routing group: the route's rules but those under
 		// /team/llama split the traffic with another member, by weight.
 		"route-group": func(s *v1alpha2.LLMInferenceServiceSpec) {
@@ -182,14 +190,48 @@ func TestGolden(t *testing.T) {
 				WVA: &v1alpha2.WVASpec{ActuatorSpec: v1alpha2.ActuatorSpec{HPA: &v1alpha2.HPAScalingSpec{Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
 					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}}}}}}}
 		},
+		// spec.labels win on the pods and the selector: a service that
+		// names its pods like another's joins that one's InferencePool.
+		"labels-join-pool": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Labels = map[string]string{"app.kubernetes.io/name": "shared-llama", "team": "a"}
+			s.Router = &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{}}
+		},
+		// The service's Multus, Kueue and Prometheus annotations and its
+		// Kueue label reach the Deployment and its pods (metadata below).
+		"service-metadata": func(*v1alpha2.LLMInferenceServiceSpec) {},
+		// Across nodes they reach the LeaderWorkerSet and both templates,
+		// with LeaderWorkerSet's own annotations.
+		"service-metadata-multi-node": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Worker = &corev1.PodSpec{}
+			s.Parallelism = &v1alpha2.ParallelismSpec{Data: ptr.To[int32](4), DataLocal: ptr.To[int32](2)}
+		},
+		// Managed device allocation (annotations below): the template, and
+		// its claim on every model pod, prefill and decode, leader and
+		// worker.
+		"managed-dra": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			dp := &v1alpha2.ParallelismSpec{Data: ptr.To[int32](2), DataLocal: ptr.To[int32](1)}
+			s.Prefill = &v1alpha2.WorkloadSpec{Worker: &corev1.PodSpec{}, Parallelism: dp}
+		},
 		"pvc-model-no-initializer": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Model.URI = "pvc://models/llama"
 			s.StorageInitializer = &v1alpha2.StorageInitializerSpec{Enabled: ptr.To(false)}
 		},
 	}
+	// The service's own labels and annotations, for the cases that set
+	// them: those of KServe's prefixes are carried to the workloads, the
+	// others are not.
+	serviceMetadata := metav1.ObjectMeta{
+		Labels: map[string]string{"kueue.x-k8s.io/queue-name": "gpu-queue", "example.com/team": "a"},
+		Annotations: map[string]string{"k8s.v1.cni.cncf.io/networks": "rdma-net", "prometheus.io/scrape": "true",
+			"leaderworkerset.sigs.k8s.io/exclusive-topology": "rack", "example.com/owner": "ml-team"},
+	}
+	metadata := map[string]metav1.ObjectMeta{"service-metadata": serviceMetadata, "service-metadata-multi-node": serviceMetadata,
+		"managed-dra": {Annotations: map[string]string{v1alpha2.DRADeviceClassAnnotation: "gpu.example.com", v1alpha2.DRADeviceCountAnnotation: "2",
+			v1alpha2.DRACELSelectorAnnotation: "device.attributes[\"gpu.example.com\"].model == \"H100\"\n\ndevice.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0"}}}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
-			svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team", UID: "uid-1"},
+			svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team", UID: "uid-1",
+				Labels: metadata[name].Labels, Annotations: metadata[name].Annotations},
 				Spec: v1alpha2.LLMInferenceServiceSpec{Model: v1alpha2.LLMModelSpec{URI: "hf://meta-llama/Llama-3.1-8B-Instruct"}}}
 			change(&svc.Spec)
 			v1alpha2.Default(svc)
@@ -224,6 +266,7 @@ func TestGolden(t *testing.T) {
 				workloads = append(workloads, w)
 			}
 			objs = append(objs, llmobjects.SidecarObjects(in, workloads)...)
+			objs = append(objs, llmobjects.DRAObjects(in)...)
 			// The certificate is random; its names are checked in TestCertificateNames.
 			objs = append(objs, llmobjects.CertificateObject(in, servingcert.Bundle{Key: []byte("<key>"), Cert: []byte("<certificate>")}))
 			if llmobjects.HasScheduler(in.Spec) {

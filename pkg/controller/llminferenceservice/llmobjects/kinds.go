@@ -45,7 +45,7 @@ const PickerClusterRole = "serval-endpoint-picker"
 
 // Kinds are the kinds of this package, for the registry of child kinds (package childkinds).
 func Kinds() []kinds.Kind {
-	return []kinds.Kind{InferencePoolKind, RoleBindingKind, LeaderWorkerSetKind}
+	return []kinds.Kind{InferencePoolKind, RoleBindingKind, LeaderWorkerSetKind, ResourceClaimTemplateKind}
 }
 
 // poolSignal is what Serval reads of a pool: its parents' conditions.

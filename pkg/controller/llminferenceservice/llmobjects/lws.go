@@ -35,13 +35,19 @@ var LeaderWorkerSetKind = kinds.Kind{
 // group of parallelism's size per replica, the leader running the part's
 // template and the others its worker; a failed pod restarts its group;
 // the workers start once the leader is created; rolling updates bounded by
-// rolloutStrategy.
+// rolloutStrategy; a data-parallel prefill group is one subgroup.
 func MakeLeaderWorkerSet(in Inputs, w *PartWorkload) (*unstructured.Unstructured, error) {
 	svc := in.Service
 	p := w.Part
 	lwt := map[string]any{
 		"size":          int64(p.Spec.Parallelism.Size()),
 		"restartPolicy": "RecreateGroupOnPodRestart",
+	}
+	if p.Prefill && p.Spec.Parallelism.IsDataParallel() {
+		// KServe's rule for prefill across nodes: one subgroup of the
+		// whole group, so that LeaderWorkerSet places and restarts the
+		// data-parallel ranks together.
+		lwt["subGroupPolicy"] = map[string]any{"subGroupSize": int64(p.Spec.Parallelism.Size())}
 	}
 	worker, err := podTemplateMap(w.Worker)
 	if err != nil {
@@ -69,14 +75,28 @@ func MakeLeaderWorkerSet(in Inputs, w *PartWorkload) (*unstructured.Unstructured
 	for k, v := range p.workerLabels(svc) {
 		labels[k] = v
 	}
+	// The service's propagated labels and annotations, as on its pods.
+	for k, v := range prefixed(svc.Labels, propagatedLabelPrefixes) {
+		if _, set := labels[k]; !set {
+			labels[k] = v
+		}
+	}
+	metadata := map[string]any{
+		"name": p.Name(svc.Name), "namespace": svc.Namespace, "labels": labels,
+		"ownerReferences": []any{owner.OfLLM(svc).Unstructured()},
+	}
+	if a := prefixed(svc.Annotations, leaderWorkerSetAnnotationPrefixes); len(a) > 0 {
+		annotations := map[string]any{}
+		for k, v := range a {
+			annotations[k] = v
+		}
+		metadata["annotations"] = annotations
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": LeaderWorkerSetKind.GVK.GroupVersion().String(),
 		"kind":       LeaderWorkerSetKind.GVK.Kind,
-		"metadata": map[string]any{
-			"name": p.Name(svc.Name), "namespace": svc.Namespace, "labels": labels,
-			"ownerReferences": []any{owner.OfLLM(svc).Unstructured()},
-		},
-		"spec": spec,
+		"metadata":   metadata,
+		"spec":       spec,
 	}}, nil
 }
 

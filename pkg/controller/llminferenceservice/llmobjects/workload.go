@@ -84,7 +84,7 @@ func (w *PartWorkload) Serving() *components.Component {
 // autoscaler sets them.
 func WorkloadComponent(in Inputs, p Part) (*PartWorkload, error) {
 	svc := in.Service
-	w := &PartWorkload{Part: p, Pods: p.podLabels(svc)}
+	w := &PartWorkload{Part: p, Pods: p.overridden(p.podLabels(svc))}
 	if !p.hasLeader() && !p.MultiNode() {
 		return nil, fmt.Errorf("the combined spec has no %s pod template with a container: is the preset %s installed?", partWord(p), presetOf(p))
 	}
@@ -103,7 +103,7 @@ func WorkloadComponent(in Inputs, p Part) (*PartWorkload, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.Worker, w.WorkerPods = c, p.workerLabels(svc)
+		w.Worker, w.WorkerPods = c, p.overridden(p.workerLabels(svc))
 	}
 	return w, nil
 }
@@ -113,19 +113,27 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 	svc := in.Service
 	pod = *pod.DeepCopy()
 	mainFirst(&pod)
-	selector := p.selector(svc)
+	selector := p.overridden(p.selector(svc))
 	if worker {
 		// Workers behind a leader serve nothing: they carry none of the
 		// serving labels the pool and the Service select.
-		selector = labels
+		selector = p.overridden(maps.Clone(labels))
 	}
 	c := newComponent(svc, p.Component(), p.Name(svc.Name), pod, selector, p.Spec.Labels, p.Spec.Annotations, p.Spec.Replicas)
 	if worker {
 		c.Labels = maps.Clone(labels)
-		maps.Copy(c.Labels, p.Spec.Labels)
 	} else {
 		maps.Copy(c.Labels, labels)
 	}
+	// The part's own labels win over Serval's, as in KServe (the selector
+	// follows them: see Part.overridden); the service's propagated ones
+	// come under both.
+	maps.Copy(c.Labels, p.Spec.Labels)
+	prefixes := propagatedAnnotationPrefixes
+	if p.MultiNode() {
+		prefixes = leaderWorkerSetAnnotationPrefixes
+	}
+	addServiceMetadata(c.Labels, c.Annotations, svc.Labels, svc.Annotations, prefixes)
 	if p.Spec.Scaling != nil {
 		// The autoscaler sets the replicas; the apply step hands them over.
 		c.AutoscalerClass = v1beta1.AutoscalerExternal
@@ -140,6 +148,7 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 		return nil, err
 	}
 	addKVCacheOffloading(&c.Pod, p.Spec.KVCacheOffloading)
+	addManagedDRA(in, &c.Pod)
 	if err := addModels(c, in); err != nil {
 		return nil, err
 	}
@@ -226,7 +235,7 @@ func DownloadServiceAccount(in Inputs) (string, bool) {
 func newComponent(svc *v1alpha2.LLMInferenceService, t v1beta1.ComponentType, name string, pod corev1.PodSpec,
 	selector, labels, annotations map[string]string, replicas *int32) *components.Component {
 	c := &components.Component{
-		PodSet: components.PodSet{Name: name, Pod: pod, Selector: selector, Labels: commonLabels(svc, t), Annotations: maps.Clone(annotations)},
+		PodSet: components.PodSet{Name: name, Pod: pod, Selector: selector, Labels: commonLabels(svc, t), Annotations: cloneOrEmpty(annotations)},
 		Type:   t, Owner: owner.OfLLM(svc), Mode: v1beta1.Standard,
 		OwnerLabel: v1alpha2.LLMInferenceServiceLabel, AutoscalerClass: v1beta1.AutoscalerNone,
 	}

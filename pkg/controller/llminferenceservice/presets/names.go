@@ -25,6 +25,7 @@ const (
 	Scheduler                         = Prefix + "config-llm-scheduler"
 	RouterRoute                       = Prefix + "config-llm-router-route"
 	Tokenizer                         = Prefix + "config-llm-tokenizer"
+	SchedulerLatencyPredictor         = Prefix + "config-llm-scheduler-latency-predictor"
 	Tracing                           = Prefix + "config-llm-tracing"
 	defaultEndpointPickerPort         = 9002
 	componentWorkload                 = "workload"
@@ -38,6 +39,7 @@ const (
 // WellKnown names the well-known presets a spec's shape calls for, in the
 // order they are merged (KServe's): the scheduler's (unless the pool is the
 // user's own), the tokenizer's (when the scheduler config asks for one), the
+// latency predictor's (when it uses predicted-latency-producer), the
 // route's (unless the routes are the user's own), tracing's, then the
 // workload's by its shape (single-node, data or pipeline parallel across
 // nodes, prefill and decode).
@@ -49,6 +51,9 @@ func WellKnown(spec *v1alpha2.LLMInferenceServiceSpec) []string {
 	}
 	if TokenizerEnabled(spec) {
 		out = append(out, Tokenizer)
+	}
+	if r != nil && r.Scheduler != nil && r.Scheduler.Config.PluginTypes()[LatencyProducerPlugin] {
+		out = append(out, SchedulerLatencyPredictor)
 	}
 	if r != nil && r.Route != nil && (r.Route.HTTP == nil || len(r.Route.HTTP.Refs) == 0) {
 		out = append(out, RouterRoute)
@@ -74,6 +79,11 @@ func WellKnown(spec *v1alpha2.LLMInferenceServiceSpec) []string {
 	}
 	return out
 }
+
+// LatencyProducerPlugin is the picker's plugin that predicts each
+// request's latency from the training and prediction servers the latency
+// predictor's preset adds beside the picker.
+const LatencyProducerPlugin = "predicted-latency-producer"
 
 // TokenizerEnabled reports whether the service gets a standalone tokenizer:
 // when the scheduler's tokenizer is configured, or its inline config uses a

@@ -88,6 +88,9 @@ func TestWellKnown(t *testing.T) {
 			Config: inline(`{"type":"token-producer"}`)}}}, []string{Scheduler, Tokenizer, Template}},
 		{"no tokenizer for other plugins", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Scheduler: &v1alpha2.SchedulerSpec{
 			Config: inline(`{"type":"queue-scorer"}`)}}}, []string{Scheduler, Template}},
+		{"the latency predictor by plugin, after the tokenizer", v1alpha2.LLMInferenceServiceSpec{Router: &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{},
+			Scheduler: &v1alpha2.SchedulerSpec{Config: inline(`{"type":"predicted-latency-producer"},{"type":"token-producer"}`)}}},
+			[]string{Scheduler, Tokenizer, SchedulerLatencyPredictor, RouterRoute, Template}},
 		{"tracing", v1alpha2.LLMInferenceServiceSpec{Tracing: &v1alpha2.TracingSpec{}}, []string{Tracing, Template}},
 		{"prefill and decode", v1alpha2.LLMInferenceServiceSpec{Prefill: &v1alpha2.WorkloadSpec{}}, []string{PrefillTemplate, DecodeTemplate}},
 		{"data parallel workers", v1alpha2.LLMInferenceServiceSpec{WorkloadSpec: v1alpha2.WorkloadSpec{Worker: &corev1.PodSpec{},

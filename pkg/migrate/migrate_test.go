@@ -131,3 +131,77 @@ func FuzzFile(f *testing.F) {
 func TestPresetPrefix(t *testing.T) {
 	assert.Equal(t, presets.Prefix, servalPresetPrefix)
 }
+
+// TestImplementedLLMFieldsAreNotFindings: a KServe LLMInferenceService that
+// uses every field Serval implements (prefill and decode across nodes,
+// scaling, KV cache offloading, rollout bounds, LoRA, tracing, managed DRA)
+// and a preset with a pool are carried over with no finding that blocks:
+// migrate asks the webhook's own rules, which accept them.
+func TestImplementedLLMFieldsAreNotFindings(t *testing.T) {
+	doc := `apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: llama
+  annotations:
+    serving.kserve.io/exp-dra-device-class: gpu.example.com
+    serving.kserve.io/exp-dra-device-count: "2"
+spec:
+  model:
+    uri: hf://meta-llama/Llama-3.1-8B-Instruct
+    lora:
+      adapters:
+      - {name: sql, uri: hf://org/sql-lora}
+  worker: {containers: [{name: main}]}
+  parallelism: {data: 4, dataLocal: 2}
+  scaling:
+    maxReplicas: 4
+    wva: {hpa: {}}
+  kvCacheOffloading:
+    cpu: 20Gi
+  rolloutStrategy: {maxUnavailable: 1}
+  tracing: {}
+  prefill:
+    replicas: 2
+    template: {containers: [{name: main}]}
+  router:
+    route: {}
+    gateway: {}
+    scheduler: {}
+---
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata:
+  name: pool-preset
+spec:
+  router:
+    scheduler:
+      pool:
+        spec:
+          selector: {matchLabels: {app.kubernetes.io/name: shared}}
+          targetPorts: [{number: 8000}]
+          endpointPickerRef: {name: shared-epp, port: {number: 9002}}
+`
+	_, findings, err := File("llm.yaml", []byte(doc), Options{DefaultMode: "RawDeployment"})
+	require.NoError(t, err)
+	for _, f := range findings {
+		assert.False(t, f.Blocking, "a field Serval implements is no finding: %s", f)
+	}
+}
+
+// TestShippedContainerSchemes: the schemes migrate takes as served are
+// those of the ClusterStorageContainers Serval ships.
+func TestShippedContainerSchemes(t *testing.T) {
+	files, err := filepath.Glob("../../config/storagecontainers/*.yaml")
+	require.NoError(t, err)
+	shipped := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(data), "\n") {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(line), "- prefix: "); ok {
+				shipped[strings.TrimSuffix(p, "://")] = true
+			}
+		}
+	}
+	assert.Equal(t, shipped, shippedContainerSchemes)
+}

@@ -19,7 +19,7 @@ func storageFindings(c *yaml.Node, path string) []finding {
 	var out []finding
 	for _, key := range append([]string{"model"}, legacyFrameworks...) {
 		if uri := lookup(lookup(c, key), "storageUri"); uri != nil && uri.Value != "" {
-			if scheme := unknownScheme(uri.Value); scheme != "" {
+			if scheme := unknownScheme(uri.Value); scheme != "" && !shippedContainerSchemes[scheme] {
 				msg := fmt.Sprintf("Serval's storage initializer does not download %s:// URIs: rejected at admission unless a ClusterStorageContainer supports them", scheme)
 				if kserveDefaultContainerSchemes[scheme] {
 					msg += " (KServe's default one does; serval migrate converts it)"
@@ -39,6 +39,12 @@ func storageFindings(c *yaml.Node, path string) []finding {
 	}
 	return out
 }
+
+// shippedContainerSchemes are the schemes of the ClusterStorageContainers
+// Serval ships (config/storagecontainers, installed by the chart): their
+// storageUris are served, no finding (a test checks the list against the
+// shipped files).
+var shippedContainerSchemes = map[string]bool{"modelscope": true}
 
 // kserveDefaultContainerSchemes are the schemes KServe's default
 // ClusterStorageContainer lists that Serval's initializer does not know.

@@ -80,13 +80,27 @@ func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, l
 	if errs := strictErrors(ctx, svc); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
-	warnings, errs := v1alpha2.Validate(svc, prev)
-	errs = append(errs, storage.CheckURIs(v1alpha2.StorageURIs(&svc.Spec))...)
+	warnings, errs := LLMRules(svc, prev)
 	errs = append(errs, llmTemplateBombs(svc, limits)...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
 	return warnings, nil
+}
+
+// LLMRules are admission's rules of an LLMInferenceService that need
+// nothing of the cluster (KServe's, the storage URIs' form, the fields
+// Serval does not implement): the webhook's, and serval migrate's, so that
+// migrate reports exactly what admission would refuse. svc is defaulted.
+func LLMRules(svc, prev *v1alpha2.LLMInferenceService) ([]string, field.ErrorList) {
+	warnings, errs := v1alpha2.Validate(svc, prev)
+	return warnings, append(errs, storage.CheckURIs(v1alpha2.StorageURIs(&svc.Spec))...)
+}
+
+// LLMConfigRules are admission's rules of a preset that need nothing of
+// the cluster.
+func LLMConfigRules(cfg *v1alpha2.LLMInferenceServiceConfig) field.ErrorList {
+	return append(v1alpha2.ValidateConfig(cfg), storage.CheckURIs(v1alpha2.StorageURIs(&cfg.Spec))...)
 }
 
 // invalidIf is an Invalid error of errs, or nil when there are none.
@@ -120,7 +134,7 @@ func (w LLMInferenceServiceConfig) ValidateCreate(ctx context.Context, cfg *v1al
 func (w LLMInferenceServiceConfig) validate(ctx context.Context, cfg *v1alpha2.LLMInferenceServiceConfig, prev *v1alpha2.LLMInferenceServiceSpec) (admission.Warnings, error) {
 	errs := strictErrors(ctx, cfg)
 	if len(errs) == 0 {
-		errs = append(v1alpha2.ValidateConfig(cfg), storage.CheckURIs(v1alpha2.StorageURIs(&cfg.Spec))...)
+		errs = LLMConfigRules(cfg)
 	}
 	if len(errs) == 0 {
 		// A preset renders over each service that uses it; one named after

@@ -60,6 +60,16 @@ func unknownScheme(uri string) string {
 	return ""
 }
 
+// kedaAdvice says what scaling on a metric of the type through KEDA takes,
+// in full: the annotation, and what must run in the cluster for it.
+func kedaAdvice(metricType string) string {
+	advice := "to scale on it, add serving.serval.dev/autoscalerClass: keda, with KEDA installed"
+	if metricType == "PodMetric" {
+		advice += ", and the OpenTelemetry operator and KEDA's OpenTelemetry add-on, which carry the pods' metrics to KEDA"
+	}
+	return advice
+}
+
 // autoScalingFindings reports a component's autoScaling that Serval's
 // webhook refuses: with an autoscaler class other than keda or hpa, or
 // under an HPA with metrics other than cpu and memory (KServe's HPA skips
@@ -82,7 +92,7 @@ func autoScalingFindings(metadata, c *yaml.Node, path string) []finding {
 			for i, m := range metrics.Content {
 				if t := lookup(m, "type"); t != nil && t.Value != "Resource" {
 					out = append(out, finding{path: fmt.Sprintf("%s.autoScaling.metrics[%d]", path, i), blocking: true, msg: fmt.Sprintf(
-						"an HPA scales on cpu and memory (KServe's skips the %s metric): %s; add serving.serval.dev/autoscalerClass: keda", t.Value, rejectedByWebhook)})
+						"an HPA scales on cpu and memory (KServe's skips the %s metric): %s; %s", t.Value, rejectedByWebhook, kedaAdvice(t.Value))})
 				}
 			}
 		}

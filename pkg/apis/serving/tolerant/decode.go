@@ -204,12 +204,82 @@ func Fields(t reflect.Type) []Field {
 }
 
 // DecodeStrict decodes a schemaless field's JSON into into, refusing
-// unknown fields, and says in plain words why it does not decode.
+// unknown fields, and says in plain words why it does not decode, naming
+// the innermost value below the field that does not
+// (metrics[0].resource.target.averageUtilization).
 func DecodeStrict(data []byte, into any) error {
-	if err := DecodeStrictly(data, into); err != nil {
-		return errors.New("does not decode: " + Explain(err))
+	err := DecodeStrictly(data, into)
+	if err == nil {
+		return nil
 	}
-	return nil
+	t := reflect.TypeOf(into)
+	if path := unknownField(data, t, ""); path != "" {
+		return errors.New("does not decode: " + path + ": unknown field; check its spelling and indentation")
+	}
+	if path, cause := Locate(data, t, ""); cause != nil && path != "" {
+		return errors.New("does not decode: " + describe(path, cause))
+	}
+	return errors.New("does not decode: " + Explain(err))
+}
+
+// unknownField is the path of the first field of data, in name order,
+// that t has no field for; "" when every field is known.
+func unknownField(data []byte, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(data, &raw) != nil {
+			return ""
+		}
+		known := map[string]reflect.Type{}
+		for _, f := range Fields(t) {
+			known[f.Name] = f.Type
+		}
+		keys := make([]string, 0, len(raw))
+		for k := range raw {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := known[k]
+			if !ok {
+				return join(path, k)
+			}
+			if p := unknownField(raw[k], ft, join(path, k)); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice:
+		var raw []json.RawMessage
+		if json.Unmarshal(data, &raw) == nil {
+			for i, v := range raw {
+				if p := unknownField(v, t.Elem(), path+"["+strconv.Itoa(i)+"]"); p != "" {
+					return p
+				}
+			}
+		}
+	case reflect.Map:
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(data, &raw) == nil {
+			keys := make([]string, 0, len(raw))
+			for k := range raw {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if p := unknownField(raw[k], t.Elem(), join(path, k)); p != "" {
+					return p
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // DecodeStrictly decodes data refusing unknown fields, with the decoder's

@@ -117,7 +117,13 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "autoScaling that does not decode", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
 			p.AutoScaling = keda(`{"metrcs":[]}`)
-		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: unknown field "metrcs"`}},
+		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: metrcs: unknown field; check its spelling and indentation`}},
+		{name: "autoScaling with a misspelt field deep inside: its path", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilisation":50}}}]}`)
+		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: metrics[0].resource.target.averageUtilisation: unknown field`}},
+		{name: "autoScaling with a value of the wrong type deep inside: its path", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "keda"), withPredictor(func(p *PredictorSpec) {
+			p.AutoScaling = keda(`{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":"lots"}}}]}`)
+		})), want: []string{`spec.predictor.autoScaling: Invalid value: does not decode: metrics[0].resource.target.averageUtilization: must be a whole number, not a string`}},
 		{name: "unknown autoscaler", isvc: makeISVC(withAnnotation(AutoscalerClassAnnotation, "magic")),
 			want: []string{`Unsupported value: "magic"`}},
 		{name: "logger and batcher", isvc: makeISVC(withPredictor(func(p *PredictorSpec) {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,12 +142,7 @@ func Locate(data []byte, t reflect.Type, path string) (string, error) {
 	case reflect.Map:
 		var raw map[string]json.RawMessage
 		if json.Unmarshal(data, &raw) == nil {
-			keys := make([]string, 0, len(raw))
-			for k := range raw {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(raw)) {
 				if p, e := Locate(raw[k], t.Elem(), join(path, k)); e != nil {
 					return p, e
 				}
@@ -241,12 +238,7 @@ func unknownField(data []byte, t reflect.Type, path string) string {
 		for _, f := range Fields(t) {
 			known[f.Name] = f.Type
 		}
-		keys := make([]string, 0, len(raw))
-		for k := range raw {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(raw)) {
 			ft, ok := known[k]
 			if !ok {
 				return join(path, k)
@@ -267,12 +259,7 @@ func unknownField(data []byte, t reflect.Type, path string) string {
 	case reflect.Map:
 		var raw map[string]json.RawMessage
 		if json.Unmarshal(data, &raw) == nil {
-			keys := make([]string, 0, len(raw))
-			for k := range raw {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(raw)) {
 				if p := unknownField(raw[k], t.Elem(), join(path, k)); p != "" {
 					return p
 				}

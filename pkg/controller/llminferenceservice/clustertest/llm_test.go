@@ -357,6 +357,19 @@ func TestMissingGatewayRefs(t *testing.T) {
 	eventually(t, "the picker", func() bool { return exists(&appsv1.Deployment{}, ns, "gw-missing-kserve-router-scheduler") })
 	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "gw-missing-kserve-route") })
 	eventually(t, "RefsInvalid gone", func() bool { return condition(t, ns, "gw-missing", "GatewaysReady") != "False/RefsInvalid" })
+
+	// The Gateway gone again, the router's children are kept as they run,
+	// neither deleted nor written.
+	require.NoError(t, k8s.Delete(context.Background(), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}}))
+	require.NoError(t, retryOnConflict(func() error {
+		s := get(t, ns, "gw-missing")
+		s.Annotations = map[string]string{"touched": "again"}
+		return k8s.Update(context.Background(), s)
+	}))
+	eventually(t, "RefsInvalid again", func() bool { return condition(t, ns, "gw-missing", "GatewaysReady") == "False/RefsInvalid" })
+	assert.True(t, exists(&appsv1.Deployment{}, ns, "gw-missing-kserve-router-scheduler"), "the picker kept")
+	assert.True(t, exists(&igwapi.InferencePool{}, ns, "gw-missing-inference-pool"), "the pool kept")
+	assert.True(t, exists(&gatewayv1.HTTPRoute{}, ns, "gw-missing-kserve-route"), "the route kept")
 }
 
 // TestManagedDRA: with a device class, the API server takes the

@@ -14,11 +14,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/serval-dev/serval/internal/sandbox"
 	"github.com/serval-dev/serval/internal/testenv"
@@ -29,6 +32,9 @@ import (
 var root, managerBinary, helm string
 
 func TestMain(m *testing.M) {
+	// The node agents the sandbox plays here log through controller-runtime:
+	// their errors only.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -48,7 +48,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&v1alpha2.LLMInferenceService{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha2.LLMInferenceService{}, groupFanOut{r}).
-		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig)).
+		// A preset's spec concerns its services; its status and finalizer
+		// (written by the preset controller as services come and go) do not.
+		Watches(&v1alpha2.LLMInferenceServiceConfig{}, handler.EnqueueRequestsFromMapFunc(r.forConfig),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.forCRD)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.forServalConfig)).
 		Watches(&v1alpha1.LocalModelCache{}, handler.EnqueueRequestsFromMapFunc(r.forModelCache), builder.WithPredicates(localmodel.CacheChanged)).

@@ -2,7 +2,6 @@ package inferencegraph
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -108,7 +107,7 @@ func ingressCondition(s *scope) condition {
 	case s.out.MissingRouteKind != nil:
 		k := s.out.MissingRouteKind
 		return condition{reason: v1beta1.ReasonMissingCRD,
-			message: fmt.Sprintf("the CRD %s is not installed, and the route needs a %s; %s", k.CRD, k.GVK.Kind, k.Install)}
+			message: k.MissingMessage("the route needs a " + k.GVK.Kind)}
 	case s.out.Router == nil:
 		return condition{reason: v1beta1.ReasonIngressNotConfigured, message: "the route is planned once the router is"}
 	case s.out.Routes.Reason == "":

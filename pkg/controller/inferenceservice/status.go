@@ -262,7 +262,7 @@ func setIngressReadyCondition(st *v1beta1.InferenceServiceStatus, s *scope, gen 
 	}
 	if k := s.out.MissingRouteKind; k != nil {
 		c = condition(v1beta1.ConditionIngressReady, false, v1beta1.ReasonMissingCRD,
-			fmt.Sprintf("the CRD %s is not installed, and serval-config routes InferenceServices with %s; %s", k.CRD, k.GVK.Kind, k.Install), gen)
+			k.MissingMessage("serval-config routes InferenceServices with "+k.GVK.Kind), gen)
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }

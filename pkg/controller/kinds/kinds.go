@@ -5,6 +5,8 @@
 package kinds
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +53,16 @@ func (k Kind) New() client.Object {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(k.GVK)
 	return u
+}
+
+// MissingMessage says that the kind's CRD is not installed, why that
+// matters when why is not empty ("the route needs an HTTPRoute"), and what
+// to install: the one message of a missing CRD, whatever needs it.
+func (k Kind) MissingMessage(why string) string {
+	if why == "" {
+		return fmt.Sprintf("the CRD %s is not installed; %s", k.CRD, k.Install)
+	}
+	return fmt.Sprintf("the CRD %s is not installed, and %s; %s", k.CRD, why, k.Install)
 }
 
 // String is the kind's name with its group, for messages.

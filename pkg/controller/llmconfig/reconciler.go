@@ -75,8 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("write the status of LLMInferenceServiceConfig %s: %w", req.NamespacedName, err)
 	}
 	if written && deleting && !blocked(orig) {
-		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, ReasonDeletionBlocked, "Delete",
-			"the deletion waits until no LLMInferenceService uses the preset; %d do: %s", len(users), named(users))
+		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, ReasonDeletionBlocked, "Delete", "%s", deletionWaits(users))
 	}
 	return ctrl.Result{}, nil
 }
@@ -98,7 +97,7 @@ func Status(cfg *v1alpha2.LLMInferenceServiceConfig, users []v1alpha2.UntypedObj
 	switch {
 	case len(users) > 0 && cfg.DeletionTimestamp != nil:
 		inUse.Status, inUse.Reason = metav1.ConditionTrue, ReasonDeletionBlocked
-		inUse.Message = fmt.Sprintf("the deletion waits until no LLMInferenceService uses the preset; %d do: %s", len(users), named(users))
+		inUse.Message = deletionWaits(users)
 	case len(users) > 0:
 		inUse.Status, inUse.Reason = metav1.ConditionTrue, ReasonInUse
 		inUse.Message = fmt.Sprintf("used by %d LLMInferenceService(s): %s", len(users), named(users))
@@ -121,6 +120,12 @@ const BundledLabel = "serving.serval.dev/bundled"
 // Serval's namespace, labelled so (a tenant cannot write there).
 func (r *Reconciler) bundled(cfg *v1alpha2.LLMInferenceServiceConfig) bool {
 	return cfg.Namespace == r.Namespace && cfg.Labels[BundledLabel] == "true"
+}
+
+// deletionWaits says that a deleted preset waits for its users, naming
+// the first of them.
+func deletionWaits(users []v1alpha2.UntypedObjectReference) string {
+	return fmt.Sprintf("the deletion waits until no LLMInferenceService uses the preset; %d do: %s", len(users), named(users))
 }
 
 // blocked reports whether the status already says the deletion waits.

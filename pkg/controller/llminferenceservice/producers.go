@@ -74,7 +74,7 @@ func (s *scope) stop(condition, reason, message string) *pipeline.Failure {
 // being absent: condition says which CRD and what to install. The run
 // goes on.
 func (s *scope) leaveOut(condition string, k *kinds.Kind) *pipeline.Failure {
-	s.missing[condition] = fmt.Sprintf("the CRD %s is not installed; %s", k.CRD, k.Install)
+	s.missing[condition] = k.MissingMessage("")
 	return nil
 }
 

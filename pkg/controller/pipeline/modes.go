@@ -31,7 +31,7 @@ func (p componentProducer) Component() v1beta1.ComponentType { return p.c.Type }
 func (p componentProducer) Render() ([]apply.Object, *Failure, error) {
 	req := p.req
 	if w := req.Mode.Workload(); !p.present(w) {
-		return nil, MissingCRD(req.Components[0].Type, &w, fmt.Sprintf("the %s uses %s mode", req.Owner.Ref.Kind, req.Mode.Name())), nil
+		return nil, missingCRD(req.Components[0].Type, &w, fmt.Sprintf("the %s uses %s mode", req.Owner.Ref.Kind, req.Mode.Name())), nil
 	}
 	if r := req.Mode.Refuse(p.c, req.Cluster); r != nil {
 		return nil, &Failure{Component: p.c.Type, Reason: r.Reason, Message: r.Message}, nil
@@ -49,7 +49,7 @@ func (p componentProducer) Render() ([]apply.Object, *Failure, error) {
 // Absent: an optional kind the component asks for (a KEDA ScaledObject)
 // stops the run; the component cannot run as its spec says without it.
 func (p componentProducer) Absent(k *kinds.Kind) *Failure {
-	return MissingCRD(p.c.Type, k, fmt.Sprintf("the %s needs %s", p.c.Type, withArticle(k.GVK.Kind)))
+	return missingCRD(p.c.Type, k, fmt.Sprintf("the %s needs %s", p.c.Type, withArticle(k.GVK.Kind)))
 }
 
 func (p componentProducer) Observe(ctx context.Context, r client.Reader) error {

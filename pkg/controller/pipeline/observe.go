@@ -14,8 +14,13 @@ import (
 // (a graph waiting for its services) calls it to report what runs. Routes
 // are read only when out names the router that rendered them.
 func (p *Pipeline) Observe(ctx context.Context, r client.Reader, req Request, out *Outcome) error {
+	return observe(ctx, r, builtIn(&req, p.Watches.Present, out), out)
+}
+
+// observe lets each producer read back what it made, through r.
+func observe(ctx context.Context, r client.Reader, producers []Producer, out *Outcome) error {
 	out.Observed = map[v1beta1.ComponentType]workload.State{}
-	for _, pr := range builtIn(&req, p.Watches.Present, out) {
+	for _, pr := range producers {
 		if err := pr.Observe(ctx, r); err != nil {
 			return err
 		}

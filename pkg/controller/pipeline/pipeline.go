@@ -129,11 +129,5 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Outcome, error) {
 	if err != nil || out.Failure != nil {
 		return out, err
 	}
-	out.Observed = map[v1beta1.ComponentType]workload.State{}
-	for _, pr := range producers {
-		if err := pr.Observe(ctx, reader); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return out, observe(ctx, reader, producers, &out)
 }

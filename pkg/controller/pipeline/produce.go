@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,11 +78,10 @@ func gvksOf(objs []apply.Object) []schema.GroupVersionKind {
 	return out
 }
 
-// MissingCRD is the failure of a kind whose CRD is absent: why says what
+// missingCRD is the failure of a kind whose CRD is absent: why says what
 // needs it.
-func MissingCRD(component v1beta1.ComponentType, k *kinds.Kind, why string) *Failure {
-	return &Failure{Component: component, Reason: v1beta1.ReasonMissingCRD,
-		Message: fmt.Sprintf("the CRD %s is not installed, and %s; %s", k.CRD, why, k.Install)}
+func missingCRD(component v1beta1.ComponentType, k *kinds.Kind, why string) *Failure {
+	return &Failure{Component: component, Reason: v1beta1.ReasonMissingCRD, Message: k.MissingMessage(why)}
 }
 
 // withArticle is a kind's name with its indefinite article: "a

@@ -73,3 +73,13 @@ func UnstructuredCondition(status map[string]any, t, what string) (bool, string)
 	}
 	return false, what + " has not reported " + t
 }
+
+// UnstructuredStrings is a string map as an Unstructured object holds it
+// (labels, annotations of a kind Serval builds as Unstructured).
+func UnstructuredStrings(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -84,6 +84,7 @@ func ValidateSpec(s *LLMInferenceServiceSpec, baseModel string) field.ErrorList 
 	errs = append(errs, refuseUnsupported(s)...)
 	errs = append(errs, validateWorkloads(s)...)
 	errs = append(errs, validateScheduler(s.Router)...)
+	errs = append(errs, validateRefCounts(s.Router)...)
 	errs = append(errs, validateLoRA(s.Model.LoRA, ptr.Deref(s.Model.Name, baseModel), spec.Child("model", "lora"))...)
 	errs = append(errs, validateLoRAStorage(s)...)
 	errs = append(errs, validateTraffic(s.Router)...)
@@ -139,6 +140,36 @@ func refuseUnsupported(s *LLMInferenceServiceSpec) field.ErrorList {
 
 		if r.Scheduler != nil {
 		}
+	}
+	return errs
+}
+
+// MaxRouterRefs bounds router.gateway.refs, router.route.http.refs and
+// router.ingress.refs: Serval reads each of them from the API server at
+// every reconcile, and an HTTPRoute takes at most 32 parentRefs (Gateway
+// API's bound), the Gateways a managed route attaches to.
+const MaxRouterRefs = 32
+
+// validateRefCounts bounds the objects the router names.
+func validateRefCounts(r *RouterSpec) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	p := field.NewPath("spec", "router")
+	var errs field.ErrorList
+	tooMany := func(n int, path *field.Path) {
+		if n > MaxRouterRefs {
+			errs = append(errs, field.TooMany(path, n, MaxRouterRefs))
+		}
+	}
+	if r.Gateway != nil {
+		tooMany(len(r.Gateway.Refs), p.Child("gateway", "refs"))
+	}
+	if r.Route != nil && r.Route.HTTP != nil {
+		tooMany(len(r.Route.HTTP.Refs), p.Child("route", "http", "refs"))
+	}
+	if r.Ingress != nil {
+		tooMany(len(r.Ingress.Refs), p.Child("ingress", "refs"))
 	}
 	return errs
 }

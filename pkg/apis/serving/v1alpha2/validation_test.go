@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,6 +46,18 @@ func TestValidate(t *testing.T) {
 				Secondary: []SecondaryTierSpec{{FileSystem: &FileSystemTierSpec{EmptyDir: &EmptyDirTierSpec{Size: resource.MustParse("100Gi")}}}}}
 			s.RolloutStrategy = &RolloutStrategy{}
 			s.Prefill = &WorkloadSpec{Replicas: ptr.To[int32](2)}
+		})},
+		{name: "more Gateways than a route takes", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Gateway: &GatewaySpec{Refs: make([]GatewayObjectReference, MaxRouterRefs+1)}}
+			for i := range s.Router.Gateway.Refs {
+				s.Router.Gateway.Refs[i].Name = fmt.Sprintf("gw-%d", i)
+			}
+		}), want: []string{"spec.router.gateway.refs: Too many: 33: must have at most 32 items"}},
+		{name: "as many Gateways as a route takes", svc: service(func(s *LLMInferenceServiceSpec) {
+			s.Router = &RouterSpec{Gateway: &GatewaySpec{Refs: make([]GatewayObjectReference, MaxRouterRefs)}}
+			for i := range s.Router.Gateway.Refs {
+				s.Router.Gateway.Refs[i].Name = fmt.Sprintf("gw-%d", i)
+			}
 		})},
 		{name: "a worker without parallelism across nodes", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Worker = &corev1.PodSpec{}

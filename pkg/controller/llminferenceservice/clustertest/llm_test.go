@@ -427,3 +427,19 @@ func TestChartPresetIsNotHeld(t *testing.T) {
 		return apierrors.IsNotFound(k8s.Get(context.Background(), types.NamespacedName{Namespace: managerNamespace, Name: "chart-" + ns}, &v1alpha2.LLMInferenceServiceConfig{}))
 	})
 }
+
+// TestNoGatewaysReadyWithoutRefs: GatewaysReady is about the Gateways the
+// service names; a route to the default Gateway gets none, as in KServe.
+func TestNoGatewaysReadyWithoutRefs(t *testing.T) {
+	ns := newNamespace(t)
+	createService(t, ns, "default-gw", `
+  model: {uri: hf://facebook/opt-125m}
+  router:
+    route: {}
+`)
+	makeAvailable(t, ns, "default-gw-kserve")
+	eventually(t, "the route", func() bool { return exists(&gatewayv1.HTTPRoute{}, ns, "default-gw-kserve-route") })
+	acceptRoute(t, ns, "default-gw-kserve-route")
+	eventually(t, "HTTPRoutesReady", func() bool { return condition(t, ns, "default-gw", "HTTPRoutesReady") == "True/HTTPRoutesReady" })
+	assert.Empty(t, condition(t, ns, "default-gw", "GatewaysReady"), "no GatewaysReady without router.gateway.refs")
+}

@@ -70,27 +70,18 @@ func MakeLeaderWorkerSet(in Inputs, w *PartWorkload) (*unstructured.Unstructured
 	if serving := w.Serving(); !serving.Autoscaled {
 		spec["replicas"] = int64(serving.Replicas)
 	}
-	// The cache holds the children that carry the component label.
-	labels := map[string]any{v1beta1.ComponentLabel: string(p.Component())}
-	for k, v := range p.workerLabels(svc) {
-		labels[k] = v
-	}
-	// The service's propagated labels and annotations, as on its pods.
-	for k, v := range prefixed(svc.Labels, propagatedLabelPrefixes) {
-		if _, set := labels[k]; !set {
-			labels[k] = v
-		}
-	}
+	// The cache holds the children that carry the component label; the
+	// service's propagated labels and annotations go on it, as on its pods.
+	labels := p.workerLabels(svc)
+	labels[v1beta1.ComponentLabel] = string(p.Component())
+	annotations := map[string]string{}
+	addServiceMetadata(labels, annotations, svc.Labels, svc.Annotations, leaderWorkerSetAnnotationPrefixes)
 	metadata := map[string]any{
-		"name": p.Name(svc.Name), "namespace": svc.Namespace, "labels": labels,
+		"name": p.Name(svc.Name), "namespace": svc.Namespace, "labels": workload.UnstructuredStrings(labels),
 		"ownerReferences": []any{owner.OfLLM(svc).Unstructured()},
 	}
-	if a := prefixed(svc.Annotations, leaderWorkerSetAnnotationPrefixes); len(a) > 0 {
-		annotations := map[string]any{}
-		for k, v := range a {
-			annotations[k] = v
-		}
-		metadata["annotations"] = annotations
+	if len(annotations) > 0 {
+		metadata["annotations"] = workload.UnstructuredStrings(annotations)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": LeaderWorkerSetKind.GVK.GroupVersion().String(),

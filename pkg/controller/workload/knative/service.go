@@ -90,8 +90,8 @@ func MakeService(c *components.Component) (*unstructured.Unstructured, error) {
 	if ext.TimeoutSeconds != nil {
 		podSpec["timeoutSeconds"] = *ext.TimeoutSeconds
 	}
-	labels := stringMap(c.Labels)
-	objectLabels := stringMap(c.Labels)
+	labels := workload.UnstructuredStrings(c.Labels)
+	objectLabels := workload.UnstructuredStrings(c.Labels)
 	if c.ClusterLocal {
 		objectLabels[visibilityLabel] = clusterLocal
 	}
@@ -133,7 +133,7 @@ func servingPort(c *components.Component) []corev1.ContainerPort {
 // templateAnnotations are the component's annotations plus Knative's
 // autoscaling settings, which belong on the revision template.
 func templateAnnotations(c *components.Component) map[string]any {
-	a := stringMap(c.Annotations)
+	a := workload.UnstructuredStrings(c.Annotations)
 	ext := c.Extension
 	class := kpaClass
 	if c.AutoscalerClass == v1beta1.AutoscalerHPA {
@@ -181,12 +181,4 @@ func toMap(v any) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	return out, json.Unmarshal(data, &out)
-}
-
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -50,29 +50,37 @@ type lastWrite struct{ fromVersion, digest string }
 // its LastTransitionTime; a new or changed one without a time gets now.
 // Nothing is sent when next equals what was read, nor when a reconcile
 // that ran on a copy the cache had not yet updated computes the very
-// status this writer last wrote over that copy; a patch computed from such
-// a copy carries its resourceVersion, so that it cannot undo a newer write
-// (the API server refuses it with a conflict, and the retry reads the new
-// object). written says whether a patch was sent; on success obj holds
+// status this writer last wrote over that copy. A patch computed from such
+// a copy, even one equal to what the copy shows, carries its
+// resourceVersion, so that it cannot undo a newer write and is not
+// skipped as a no-op (the API server refuses it with a conflict, and the
+// retry reads the new object). written says whether a patch was sent; on success obj holds
 // next.
 func (w *Writer[S]) Write(ctx context.Context, obj, orig client.Object, next S) (written bool, err error) {
 	w.keepTransitionTimes(&next, w.Status(orig))
-	if equality.Semantic.DeepEqual(next, *w.Status(orig)) {
-		return false, nil
-	}
 	key := client.ObjectKeyFromObject(obj)
-	digest := w.digest(next)
+	digest := ""
 	stale := false
 	if v, ok := w.writes.Load(key); ok {
 		last := v.(lastWrite)
 		if last.fromVersion == orig.GetResourceVersion() {
-			if last.digest == digest {
+			// This copy is older than the status the server holds: what it
+			// shows is no guide, even when next equals it (a reconcile
+			// that computes the status from before the last write must
+			// still replace that write).
+			if digest = w.digest(next); last.digest == digest {
 				return false, nil
 			}
 			stale = true
 		} else {
 			w.writes.Delete(key)
 		}
+	}
+	if !stale && equality.Semantic.DeepEqual(next, *w.Status(orig)) {
+		return false, nil
+	}
+	if digest == "" {
+		digest = w.digest(next)
 	}
 	*w.Status(obj) = next
 	patch := client.MergeFrom(orig)

@@ -87,6 +87,16 @@ func TestWrite(t *testing.T) {
 	require.Len(t, rec.patches, 2)
 	assert.Contains(t, rec.patches[1], `"resourceVersion":"1"`, "from an old copy: only if it is still that version")
 
+	// A reconcile on the old copy that computes the status the copy shows
+	// (the change that caused the last write was undone meanwhile): the
+	// server holds the last write, so it is sent, locked, and not skipped.
+	written, err = w.Write(ctx, read.DeepCopy(), read, status(metav1.ConditionFalse, "Downloading"))
+	require.NoError(t, err)
+	assert.True(t, written, "equal to a stale copy is not equal to the server's status")
+	require.Len(t, rec.patches, 3)
+	assert.Contains(t, rec.patches[2], `"resourceVersion":"1"`)
+	rec.patches = rec.patches[:2]
+
 	// The cache caught up: compared with what it shows, with no lock.
 	newer := read.DeepCopy()
 	newer.ResourceVersion = "2"

@@ -14,12 +14,6 @@ type finding struct {
 	blocking  bool
 }
 
-// Who rejects what Serval does not carry over, for the findings' messages.
-const (
-	rejectedByWebhook = "rejected at admission by Serval's InferenceService webhook"
-	rejectedByRuntime = "rejected at admission by Serval's ServingRuntime webhook"
-)
-
 // legacyFrameworks are KServe's legacy predictor keys.
 var legacyFrameworks = []string{"sklearn", "xgboost", "lightgbm", "tensorflow", "pytorch", "triton", "onnx", "huggingface", "pmml", "paddle"}
 
@@ -41,23 +35,16 @@ var knownAnnotations = map[string]bool{
 	v1alpha1.DisableLocalModelAnnotation: true,
 }
 
-// inspect reports what Serval rejects, pins the protocol where needed and
-// writes the deployment mode where KServe's default meant Knative.
+// inspect pins the protocol where needed, writes the deployment mode where
+// KServe's default meant Knative, and notes what changes; what Serval
+// refuses comes from admission (admissionFindings).
 func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 	spec := lookup(obj, "spec")
-	if kind == "InferenceGraph" || kind == "ClusterStorageContainer" {
-		return nil // every field of these kinds is served
-	}
 	if strings.HasPrefix(kind, "LocalModel") {
 		return localModelFindings(kind, spec)
 	}
 	if kind != "InferenceService" {
-		var out []finding
-		for _, f := range unsupported(spec, "spec", []string{"grpcEndpoint", "grpcDataEndpoint", "httpDataEndpoint", "replicas", "storageHelper", "builtInAdapter"}) {
-			f.msg = strings.Replace(f.msg, rejectedByWebhook, rejectedByRuntime, 1)
-			out = append(out, f)
-		}
-		return out
+		return nil
 	}
 	metadata := lookup(obj, "metadata")
 	var out []finding
@@ -70,41 +57,26 @@ func inspect(kind string, obj *yaml.Node, opts Options) []finding {
 			continue
 		}
 		path := "spec." + component
-		out = append(out, unsupported(c, path, []string{"art"})...)
-		out = append(out, unsupported(lookup(c, "logger"), path+".logger", []string{"storage"})...)
-		out = append(out, autoScalingFindings(metadata, c, path)...)
+		out = append(out, autoScalingNotes(metadata, c, path)...)
 		if component == "predictor" {
 			out = append(out, predictorFindings(c, path, opts)...)
-			out = append(out, storageFindings(c, path)...)
+			out = append(out, storageNotes(c, path)...)
 		}
 	}
 	return out
 }
 
-func unsupported(m *yaml.Node, path string, fields []string) []finding {
-	var out []finding
-	for _, f := range fields {
-		if lookup(m, f) != nil {
-			out = append(out, finding{path: path + "." + f, msg: f + " is not supported by Serval yet: " + rejectedByWebhook, blocking: true})
-		}
-	}
-	return out
-}
-
+// annotationFindings notes the KServe annotations Serval does not
+// implement: kept, and ignored.
 func annotationFindings(annotations *yaml.Node) []finding {
-	var out []finding
-	at := func(key string) string { return "metadata.annotations[" + key + "]" }
-	if v := lookup(annotations, v1beta1.DeploymentModeAnnotation); v != nil && v.Value == "ModelMesh" {
-		out = append(out, finding{path: at(v1beta1.DeploymentModeAnnotation),
-			msg: "ModelMesh is not served by Serval: " + rejectedByWebhook, blocking: true})
-	}
 	if annotations == nil || annotations.Kind != yaml.MappingNode {
-		return out
+		return nil
 	}
+	var out []finding
 	for i := 0; i+1 < len(annotations.Content); i += 2 {
 		key := annotations.Content[i].Value
 		if strings.HasPrefix(key, servalGroup+"/") && !knownAnnotations[key] {
-			out = append(out, finding{path: at(key), msg: "Serval does not implement " +
+			out = append(out, finding{path: "metadata.annotations[" + key + "]", msg: "Serval does not implement " +
 				kserveGroup + strings.TrimPrefix(key, servalGroup) + "; the annotation is kept and ignored"})
 		}
 	}
@@ -143,8 +115,7 @@ func predictorFindings(p *yaml.Node, path string, opts Options) []finding {
 
 // localModelFindings are what changes for the model cache kinds: a node's
 // list is the manager's to write; a namespace cache on node groups
-// downloads in its own namespace; a group's volume must be on the nodes'
-// disks.
+// downloads in its own namespace.
 func localModelFindings(kind string, spec *yaml.Node) []finding {
 	switch kind {
 	case "LocalModelNode":
@@ -154,11 +125,6 @@ func localModelFindings(kind string, spec *yaml.Node) []finding {
 			return nil // one download Job in its namespace, as on KServe
 		}
 		return []finding{{path: "spec", msg: "its download Jobs run in its own namespace, with the ServiceAccount and storage-config Secret of that namespace (KServe runs them in its Jobs' namespace)"}}
-	case "LocalModelNodeGroup":
-		pv := lookup(spec, "persistentVolumeSpec")
-		if lookup(pv, "hostPath") == nil && lookup(pv, "local") == nil {
-			return []finding{{path: "spec.persistentVolumeSpec", msg: "must be a hostPath or local volume, which the node agent reads on each node: rejected at admission by Serval's LocalModelNodeGroup webhook", blocking: true}}
-		}
 	}
 	return nil
 }

@@ -1,22 +1,14 @@
 package migrate
 
 import (
-	"encoding/json"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/webhook"
 )
 
 // llmKinds are KServe's LLM kinds, which Serval serves at v1alpha2 and
 // migrates from v1alpha1 or v1alpha2.
 var llmKinds = map[string]bool{"LLMInferenceService": true, "LLMInferenceServiceConfig": true}
-
-const rejectedByLLMWebhook = "rejected at admission by Serval's LLMInferenceService webhooks"
 
 // The prefixes of the well-known presets' names: KServe's, and Serval's
 // (presets.Prefix, which a test checks; the CLI does not link the
@@ -38,53 +30,7 @@ func migrateLLM(version string, obj *yaml.Node) []finding {
 		out = append(out, finding{path: "apiVersion", msg: "converted from v1alpha1 to v1alpha2, as KServe converts it"})
 		out = append(out, fromV1alpha1(spec)...)
 	}
-	out = append(out, renamePresets(obj, spec)...)
-	return append(out, admissionFindings(obj)...)
-}
-
-// admissionFindings are what Serval's admission would refuse of the
-// converted document, from the webhook's own rules (webhook.LLMRules,
-// LLMConfigRules), and its warnings: what migrate reports can then never
-// disagree with what the cluster does.
-func admissionFindings(obj *yaml.Node) []finding {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return []finding{{path: "", msg: "the converted document does not encode: " + err.Error(), blocking: true}}
-	}
-	doc, err := sigsyaml.YAMLToJSON(data)
-	if err != nil {
-		return []finding{{path: "", msg: "the converted document is not valid YAML: " + err.Error(), blocking: true}}
-	}
-	var warnings []string
-	var errs field.ErrorList
-	var decodeErr string
-	if kind := lookup(obj, "kind"); kind != nil && kind.Value == "LLMInferenceServiceConfig" {
-		cfg := &v1alpha2.LLMInferenceServiceConfig{}
-		if err := json.Unmarshal(doc, cfg); err != nil {
-			return []finding{{path: "", msg: "the document does not decode: " + err.Error(), blocking: true}}
-		}
-		decodeErr, errs = cfg.DecodeError, webhook.LLMConfigRules(cfg)
-	} else {
-		svc := &v1alpha2.LLMInferenceService{}
-		if err := json.Unmarshal(doc, svc); err != nil {
-			return []finding{{path: "", msg: "the document does not decode: " + err.Error(), blocking: true}}
-		}
-		if decodeErr = svc.DecodeError; decodeErr == "" {
-			v1alpha2.Default(svc)
-			warnings, errs = webhook.LLMRules(svc, nil)
-		}
-	}
-	if decodeErr != "" {
-		return []finding{{path: "spec", msg: decodeErr + ": " + rejectedByLLMWebhook, blocking: true}}
-	}
-	var out []finding
-	for _, e := range errs {
-		out = append(out, finding{path: e.Field, msg: e.ErrorBody() + ": " + rejectedByLLMWebhook, blocking: true})
-	}
-	for _, w := range warnings {
-		out = append(out, finding{path: "", msg: "admission warns: " + w})
-	}
-	return out
+	return append(out, renamePresets(obj, spec)...)
 }
 
 // fromV1alpha1 converts what KServe's v1alpha1 has and v1alpha2 has not.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
@@ -60,6 +63,14 @@ type Options struct {
 	// InferenceServices without the annotation ran in: Serverless (KServe's
 	// default, also when empty) or RawDeployment (aliases Knative, Standard).
 	DefaultMode string
+	// StorageContainers are the target cluster's ClusterStorageContainers
+	// beyond those Serval ships; Run adds those of its inputs.
+	StorageContainers []v1alpha1.ClusterStorageContainer
+}
+
+// storageContainers are the ClusterStorageContainers admission would see.
+func (o Options) storageContainers() []v1alpha1.ClusterStorageContainer {
+	return append(shippedContainers(), o.StorageContainers...)
 }
 
 // sourceMode is DefaultMode, normalised; Knative when empty or unknown.
@@ -74,49 +85,78 @@ func (o Options) sourceMode() v1beta1.DeploymentMode {
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
 
 // File migrates one multi-document YAML file. It returns the output, with the
-// documents in their order, and the findings.
+// documents in their order and the separator lines as they were, and the
+// findings.
 func File(name string, data []byte, opts Options) ([]byte, []Finding, error) {
 	var out bytes.Buffer
 	var findings []Finding
 	parts := splitDocuments(data)
-	for i, raw := range parts {
-		doc, fs, err := document(name, i+1, raw, opts)
+	opts.StorageContainers = append(slices.Clip(opts.StorageContainers), containersIn(parts)...)
+	for i, p := range parts {
+		doc, fs, err := document(name, i+1, p.body, opts)
 		if err != nil {
 			return nil, nil, err
 		}
 		findings = append(findings, fs...)
-		if i > 0 {
-			out.WriteString("---\n")
-		}
+		out.Write(p.separator)
 		out.Write(doc)
 	}
 	return out.Bytes(), findings, nil
 }
 
-// splitDocuments splits at separator lines, keeping each document's bytes.
-func splitDocuments(data []byte) [][]byte {
+// containersIn are the ClusterStorageContainers among the documents, as
+// admission would see them once applied.
+func containersIn(parts []part) []v1alpha1.ClusterStorageContainer {
+	var out []v1alpha1.ClusterStorageContainer
+	for _, p := range parts {
+		var head struct{ APIVersion, Kind string }
+		if sigsyaml.Unmarshal(p.body, &head) != nil || head.Kind != "ClusterStorageContainer" ||
+			!strings.HasPrefix(head.APIVersion, kserveGroup+"/") && !strings.HasPrefix(head.APIVersion, servalGroup+"/") {
+			continue
+		}
+		sc := v1alpha1.ClusterStorageContainer{}
+		if sigsyaml.Unmarshal(p.body, &sc) == nil {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// part is one document of a file: the separator line before it (with its
+// comment and newline; none before a first document without one) and its
+// bytes.
+type part struct{ separator, body []byte }
+
+// splitDocuments splits at separator lines, keeping each document's bytes
+// and each separator's. Blank text before a first separator belongs to it.
+func splitDocuments(data []byte) []part {
 	locs := docSeparator.FindAllIndex(data, -1)
-	var parts [][]byte
-	start := 0
+	var parts []part
+	sepStart, start := 0, 0
 	for _, loc := range locs {
-		if part := data[start:loc[0]]; start > 0 || len(bytes.TrimSpace(part)) > 0 {
-			parts = append(parts, part)
+		if body := data[start:loc[0]]; start > 0 || len(bytes.TrimSpace(body)) > 0 {
+			parts = append(parts, part{separator: data[sepStart:start], body: body})
+			sepStart = loc[0]
 		}
 		start = loc[1]
 		if start < len(data) && data[start] == '\n' {
 			start++
 		}
 	}
-	return append(parts, data[start:])
+	return append(parts, part{separator: data[sepStart:start], body: data[start:]})
 }
 
 // document migrates one document; a document that is not KServe's is
 // returned as it is.
 func document(file string, index int, raw []byte, opts Options) ([]byte, []Finding, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
+	var parsed yaml.Node
+	if err := yaml.Unmarshal(raw, &parsed); err != nil {
 		return nil, nil, fmt.Errorf("%s: document %d: %w", file, index, err)
 	}
+	// The migration edits a copy; the parsed tree keeps the positions of
+	// what it changes in raw (see rewriteInPlace).
+	from := map[*yaml.Node]*yaml.Node{}
+	root := *copyTree(&parsed, from)
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return raw, nil, nil
 	}
@@ -141,10 +181,10 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 		apiVersion.Value = servalGroup + "/v1alpha2"
 		rewriteKeys(obj)
 		var findings []Finding
-		for _, f := range migrateLLM(version, obj) {
+		for _, f := range append(migrateLLM(version, obj), admissionFindings(kind, obj, opts.storageContainers())...) {
 			findings = append(findings, at(f.path, f.msg, f.blocking))
 		}
-		return encodeDocument(&root, layoutOf(raw), file, index, findings)
+		return rewrite(raw, &parsed, &root, from, file, index, findings)
 	}
 	version, served := servedKinds[kind]
 	if !served {
@@ -157,25 +197,25 @@ func document(file string, index int, raw []byte, opts Options) ([]byte, []Findi
 	apiVersion.Value = servalGroup + strings.TrimPrefix(apiVersion.Value, kserveGroup)
 	rewriteKeys(obj)
 	var findings []Finding
-	for _, f := range inspect(kind, obj, opts) {
+	for _, f := range append(inspect(kind, obj, opts), admissionFindings(kind, obj, opts.storageContainers())...) {
 		findings = append(findings, at(f.path, f.msg, f.blocking))
 	}
-	return encodeDocument(&root, layoutOf(raw), file, index, findings)
+	return rewrite(raw, &parsed, &root, from, file, index, findings)
 }
 
-// encodeDocument writes a migrated document back as YAML, indented as
-// the input was.
-func encodeDocument(root *yaml.Node, l layout, file string, index int, findings []Finding) ([]byte, []Finding, error) {
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(l.spaces)
-	if l.compact {
-		enc.CompactSeqIndent()
+// rewrite returns the migrated document: the input with the changed lines
+// edited in place, or, where a change cannot be placed in the text,
+// encoded whole, indented as the input was.
+func rewrite(raw []byte, parsed, root *yaml.Node, from map[*yaml.Node]*yaml.Node, file string, index int, findings []Finding) ([]byte, []Finding, error) {
+	l := layoutOf(raw)
+	if out, ok := rewriteInPlace(raw, parsed, root, from, l); ok {
+		return out, findings, nil
 	}
-	if err := enc.Encode(root); err != nil {
+	out, err := encodeNode(root, l)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s: document %d: %w", file, index, err)
 	}
-	return out.Bytes(), findings, nil
+	return out, findings, nil
 }
 
 // lookup returns the value node of key in a mapping node, or nil.

@@ -35,8 +35,8 @@ func modeFindings(metadata, spec *yaml.Node, opts Options) []finding {
 		return []finding{{path: path, msg: "no deployment mode: it ran Serverless (the source's default, --default-mode); " +
 			"Serval's default is Standard, so it becomes a Deployment; add deploymentMode: Knative to keep Knative"}}
 	case len(knativeOnly) > 0:
-		return []finding{{path: path, blocking: true, msg: "no deployment mode: it ran RawDeployment (the source's default, --default-mode), but it uses " +
-			strings.Join(knativeOnly, ", ") + ", which only Knative mode has: " + rejectedByWebhook}}
+		return []finding{{path: path, msg: "no deployment mode: it ran RawDeployment (the source's default, --default-mode), and it uses " +
+			strings.Join(knativeOnly, ", ") + ", which KServe's RawDeployment mode ignores; Serval runs it in Standard mode, where admission checks each"}}
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ func Run(o RunOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	var results []result
 	blocking := 0
 	for _, in := range inputs {
+		// A container applied from another input serves this one's URIs.
+		o.StorageContainers = append(o.StorageContainers, containersIn(splitDocuments(in.data))...)
+	}
+	for _, in := range inputs {
 		out, findings, err := File(in.name, in.data, o.Options)
 		if err != nil {
 			// One malformed file does not stop the others: it is reported,

@@ -11,29 +11,17 @@ import (
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
-// storageFindings reports the storage URIs of a component that Serval's
-// storage initializer does not download (hdfs://, webhdfs://, ...): admission
-// refuses them unless a ClusterStorageContainer supports them, which
-// KServe's default one does for several.
-func storageFindings(c *yaml.Node, path string) []finding {
+// storageNotes notes the model URIs that KServe's default
+// ClusterStorageContainer downloads and Serval's storage initializer does
+// not: admission refuses them (admissionFindings) until the converted
+// container is applied.
+func storageNotes(c *yaml.Node, path string) []finding {
 	var out []finding
 	for _, key := range append([]string{"model"}, legacyFrameworks...) {
 		if uri := lookup(lookup(c, key), "storageUri"); uri != nil && uri.Value != "" {
-			if scheme := unknownScheme(uri.Value); scheme != "" && !shippedContainerSchemes[scheme] {
-				msg := fmt.Sprintf("Serval's storage initializer does not download %s:// URIs: rejected at admission unless a ClusterStorageContainer supports them", scheme)
-				if kserveDefaultContainerSchemes[scheme] {
-					msg += " (KServe's default one does; serval migrate converts it)"
-				}
-				out = append(out, finding{path: path + "." + key + ".storageUri", blocking: true, msg: msg})
-			}
-		}
-	}
-	if uris := lookup(c, "storageUris"); uris != nil && uris.Kind == yaml.SequenceNode {
-		for i, u := range uris.Content {
-			if uri := lookup(u, "uri"); uri != nil && unknownScheme(uri.Value) != "" {
-				out = append(out, finding{path: fmt.Sprintf("%s.storageUris[%d].uri", path, i), blocking: true, msg: fmt.Sprintf(
-					"storageUris take gs://, s3://, http(s)://, hf:// and pvc:// URIs, not %s:// (a ClusterStorageContainer serves storageUri only): %s",
-					unknownScheme(uri.Value), rejectedByWebhook)})
+			if scheme := unknownScheme(uri.Value); kserveDefaultContainerSchemes[scheme] && !shippedContainerSchemes[scheme] {
+				out = append(out, finding{path: path + "." + key + ".storageUri", msg: fmt.Sprintf(
+					"KServe's default ClusterStorageContainer downloads %s:// URIs; migrate it too (serval migrate converts the kind) and apply it first", scheme)})
 			}
 		}
 	}
@@ -70,34 +58,24 @@ func kedaAdvice(metricType string) string {
 	return advice
 }
 
-// autoScalingFindings reports a component's autoScaling that Serval's
-// webhook refuses: with an autoscaler class other than keda or hpa, or
-// under an HPA with metrics other than cpu and memory (KServe's HPA skips
-// those without a word).
-func autoScalingFindings(metadata, c *yaml.Node, path string) []finding {
-	as := lookup(c, "autoScaling")
-	if as == nil {
-		return nil
-	}
+// autoScalingNotes say, for a metric an HPA does not scale on (KServe's
+// skips it without a word; Serval's admission refuses it), what scaling
+// on it through KEDA takes.
+func autoScalingNotes(metadata, c *yaml.Node, path string) []finding {
 	class := ""
 	if v := lookup(lookup(metadata, "annotations"), v1beta1.AutoscalerClassAnnotation); v != nil {
 		class = strings.ToLower(v.Value)
 	}
-	switch class {
-	case string(v1beta1.AutoscalerKEDA):
+	metrics := lookup(lookup(c, "autoScaling"), "metrics")
+	if (class != "" && class != string(v1beta1.AutoscalerHPA)) || metrics == nil || metrics.Kind != yaml.SequenceNode {
 		return nil
-	case "", string(v1beta1.AutoscalerHPA):
-		var out []finding
-		if metrics := lookup(as, "metrics"); metrics != nil && metrics.Kind == yaml.SequenceNode {
-			for i, m := range metrics.Content {
-				if t := lookup(m, "type"); t != nil && t.Value != "Resource" {
-					out = append(out, finding{path: fmt.Sprintf("%s.autoScaling.metrics[%d]", path, i), blocking: true, msg: fmt.Sprintf(
-						"an HPA scales on cpu and memory (KServe's skips the %s metric): %s; %s", t.Value, rejectedByWebhook, kedaAdvice(t.Value))})
-				}
-			}
-		}
-		return out
 	}
-	return []finding{{path: path + ".autoScaling", blocking: true, msg: "Serval takes autoScaling with autoscalerClass keda or hpa, not " + class +
-		": " + rejectedByWebhook}}
+	var out []finding
+	for i, m := range metrics.Content {
+		if t := lookup(m, "type"); t != nil && t.Value != "Resource" {
+			out = append(out, finding{path: fmt.Sprintf("%s.autoScaling.metrics[%d]", path, i), msg: fmt.Sprintf(
+				"KServe's HPA skips the %s metric; %s", t.Value, kedaAdvice(t.Value))})
+		}
+	}
+	return out
 }

@@ -269,6 +269,24 @@ func (w LocalModelNodeGroup) ValidateDelete(ctx context.Context, g *v1alpha1.Loc
 		fmt.Errorf("node group %s is used by %s; take it off their nodeGroups first", g.Name, strings.Join(names, ", ")))
 }
 
+// groupRules are a group's rules that need nothing of the cluster.
+func groupRules(g *v1alpha1.LocalModelNodeGroup) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if p := cacheobjects.HostPathOf(g); p == "" {
+		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec"), "", "must be a hostPath or local volume: the node agent keeps the models on each node's disk"))
+	} else if why := groupPathProblem(p); why != "" {
+		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec", hostPathField(g), "path"), p, why))
+	}
+	if localmodel.Selector(g) == nil {
+		errs = append(errs, field.Required(spec.Child("persistentVolumeSpec", "nodeAffinity", "required"), "it selects the group's nodes"))
+	}
+	if g.Spec.StorageLimit.Sign() <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("storageLimit"), g.Spec.StorageLimit.String(), "must be more than 0"))
+	}
+	return errs
+}
+
 // groupPathProblem says why a node group's path cannot hold models, or "":
 // it is written by download Jobs and read by the agent on every node of the
 // group, so it is a folder of its own, never the node's root or a system
@@ -298,19 +316,8 @@ func hostPathField(g *v1alpha1.LocalModelNodeGroup) string {
 // what the caches that name it take (on update, when it is lowered; on
 // create, for caches applied before it).
 func (w LocalModelNodeGroup) validate(ctx context.Context, g *v1alpha1.LocalModelNodeGroup, old *v1alpha1.LocalModelNodeGroup) error {
-	var errs field.ErrorList
+	errs := groupRules(g)
 	spec := field.NewPath("spec")
-	if p := cacheobjects.HostPathOf(g); p == "" {
-		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec"), "", "must be a hostPath or local volume: the node agent keeps the models on each node's disk"))
-	} else if why := groupPathProblem(p); why != "" {
-		errs = append(errs, field.Invalid(spec.Child("persistentVolumeSpec", hostPathField(g), "path"), p, why))
-	}
-	if localmodel.Selector(g) == nil {
-		errs = append(errs, field.Required(spec.Child("persistentVolumeSpec", "nodeAffinity", "required"), "it selects the group's nodes"))
-	}
-	if g.Spec.StorageLimit.Sign() <= 0 {
-		errs = append(errs, field.Invalid(spec.Child("storageLimit"), g.Spec.StorageLimit.String(), "must be more than 0"))
-	}
 	if old == nil || g.Spec.StorageLimit.Cmp(old.Spec.StorageLimit) < 0 {
 		caches, err := localmodel.ListCaches(ctx, w.Caches.Reader)
 		if err != nil {

@@ -36,7 +36,13 @@ func strictErrors[T any, PT interface {
 		return nil
 	}
 	var fresh T
-	strictErrs, err := sigsjson.UnmarshalStrict(req.Object.Raw, PT(&fresh).StrictTarget())
+	return strictDecodeErrors(req.Object.Raw, PT(&fresh).StrictTarget())
+}
+
+// strictDecodeErrors decodes raw strictly into target and names each field
+// that is unknown, repeated or mistyped.
+func strictDecodeErrors(raw []byte, target any) field.ErrorList {
+	strictErrs, err := sigsjson.UnmarshalStrict(raw, target)
 	var errs field.ErrorList
 	if err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec"), nil, "does not decode: "+tolerant.Explain(err)))

@@ -167,8 +167,8 @@ func (a *Applier) applyOne(ctx context.Context, owner types.UID, obj Object) (cl
 			return nil, fmt.Errorf("get %s: %w", obj, err)
 		}
 	}
-	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner {
-		return nil, &ConflictError{Object: obj, Owner: controllerName(ref)}
+	if !ownedBy(live, owner, obj.OwnerLabel) {
+		return nil, &ConflictError{Object: obj, Owner: controllerName(metav1.GetControllerOf(live))}
 	}
 	if obj.Frozen {
 		if _, parked := live.GetAnnotations()[ParkedReplicasAnnotation]; parked {

@@ -42,10 +42,22 @@ type Object struct {
 	// cluster-scoped object is controlled by a cluster-scoped one (a
 	// namespace cache's volume, by its node group).
 	Controller types.UID
+	// OwnerLabel, when set, is the label that names the object's owner by
+	// UID, in place of a controller reference: for a cluster-scoped object
+	// of a namespaced owner, which cannot carry that owner's reference. An
+	// existing object of the name without the label's value is another
+	// owner's (a conflict).
+	OwnerLabel string
 }
 
-// String names the object for messages: Kind namespace/name.
-func (o Object) String() string { return o.GVK.Kind + " " + o.Key.String() }
+// String names the object for messages: Kind namespace/name, or Kind
+// name for a cluster-scoped object.
+func (o Object) String() string {
+	if o.Key.Namespace == "" {
+		return o.GVK.Kind + " " + o.Key.Name // cluster-scoped
+	}
+	return o.GVK.Kind + " " + o.Key.String()
+}
 
 // hash is a digest of the desired state, compared with the last applied one,
 // with the metadata keys the object sets.

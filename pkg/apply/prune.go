@@ -22,6 +22,9 @@ type PruneScope struct {
 	// Owner is the controlling owner's UID; only objects it
 	// controls are ever deleted.
 	Owner types.UID
+	// OwnerLabel, when set, is the label that names the owner by UID in
+	// place of a controller reference (see Object.OwnerLabel).
+	OwnerLabel string
 	// Kinds are the kinds to prune; a fixed list, less those whose CRD is absent.
 	Kinds []schema.GroupVersionKind
 	// Fields narrow the list of a kind with a cache index (the labels still
@@ -47,7 +50,7 @@ func (a *Applier) Prune(ctx context.Context, scope PruneScope, desired []Object)
 		}
 		for _, item := range items {
 			ck := cacheKey{kind: gvk.Kind, key: types.NamespacedName{Namespace: item.GetNamespace(), Name: item.GetName()}}
-			if keep[ck] || !controlledBy(item, scope.Owner) || item.GetDeletionTimestamp() != nil {
+			if keep[ck] || !ownedBy(item, scope.Owner, scope.OwnerLabel) || item.GetDeletionTimestamp() != nil {
 				continue
 			}
 			if err := a.delete(ctx, gvk, item); err != nil {
@@ -61,7 +64,12 @@ func (a *Applier) Prune(ctx context.Context, scope PruneScope, desired []Object)
 	return deleted, errors.Join(errs...)
 }
 
-func controlledBy(obj metav1.Object, owner types.UID) bool {
+// ownedBy reports whether owner controls obj: by its controller
+// reference, or, with label set, by the UID the label holds.
+func ownedBy(obj metav1.Object, owner types.UID, label string) bool {
+	if label != "" {
+		return owner != "" && obj.GetLabels()[label] == string(owner)
+	}
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && ref.UID == owner
 }

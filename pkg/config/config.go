@@ -42,6 +42,11 @@ type Config struct {
 	// desired replicas (keys llmAutoscaling.prometheus.*; KServe's
 	// autoscaling-wva-controller-config).
 	LLMAutoscaling LLMAutoscaling
+	// PickerAuthDelegator binds each managed endpoint picker's
+	// ServiceAccount to the ClusterRole system:auth-delegator, as KServe
+	// does, so that the picker can check who scrapes its metrics (key
+	// llm.pickerAuthDelegator).
+	PickerAuthDelegator bool
 	// LocalModel configures the model caches and their node agent (keys
 	// localModel.*; KServe's localModel).
 	LocalModel LocalModel
@@ -241,6 +246,7 @@ var Defaults = map[string]string{
 	"logger.defaultUrl":                               "http://default-broker",
 	"batcher.maxBatchSize":                            "32",
 	"batcher.maxLatency":                              "5000",
+	"llm.pickerAuthDelegator":                         "true",
 	"llmAutoscaling.prometheus.url":                   "",
 	"llmAutoscaling.prometheus.tlsInsecureSkipVerify": "false",
 	"llmAutoscaling.prometheus.authModes":             "",
@@ -334,6 +340,7 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 	cfg.Router = Router{Image: p.value("router.image"), Resources: p.resources("router."), PropagateHeaders: p.list("router.propagateHeaders"),
 		Limits: p.routerLimits()}
 	cfg.LLMAutoscaling = p.llmAutoscaling()
+	cfg.PickerAuthDelegator = p.boolean("llm.pickerAuthDelegator")
 	cfg.LocalModel = p.localModel()
 	cfg.Templates = p.templateLimits()
 	p.rejectUnknown()

@@ -114,7 +114,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *scope) (waiting bool, err 
 			}
 		}
 	}
-	return false, r.setFinalizer(ctx, s.svc, false)
+	return false, r.setFinalizer(ctx, s.svc, GroupFinalizer, false)
 }
 
 // sendsTo reports whether a route has a backend of that name.
@@ -124,17 +124,17 @@ func sendsTo(route *gatewayv1.HTTPRoute, name gatewayv1.ObjectName) bool {
 	})
 }
 
-// setFinalizer adds or removes GroupFinalizer, as a merge patch of the
+// setFinalizer adds or removes a finalizer, as a merge patch of the
 // finalizers alone.
-func (r *Reconciler) setFinalizer(ctx context.Context, svc *v1alpha2.LLMInferenceService, on bool) error {
-	if controllerutil.ContainsFinalizer(svc, GroupFinalizer) == on {
+func (r *Reconciler) setFinalizer(ctx context.Context, svc *v1alpha2.LLMInferenceService, finalizer string, on bool) error {
+	if controllerutil.ContainsFinalizer(svc, finalizer) == on {
 		return nil
 	}
 	orig := svc.DeepCopy()
 	if on {
-		controllerutil.AddFinalizer(svc, GroupFinalizer)
+		controllerutil.AddFinalizer(svc, finalizer)
 	} else {
-		controllerutil.RemoveFinalizer(svc, GroupFinalizer)
+		controllerutil.RemoveFinalizer(svc, finalizer)
 	}
 	if err := r.Client.Patch(ctx, svc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("update the finalizers of %s: %w", svc.Name, err)

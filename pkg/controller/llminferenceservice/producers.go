@@ -37,13 +37,42 @@ func (r *Reconciler) producers(s *scope, cert servingcert.Bundle) []pipeline.Pro
 	if llmobjects.HasTokenizer(s.spec) {
 		router = append(router, tokenizerProducer{s: s})
 	}
-	router = append(router, routesProducer{r: r, s: s})
+	router = append(router, routesProducer{r: r, s: s}, bindingProducer{s: s})
 	if s.refsInvalid != "" {
 		for i := range router {
 			router[i] = held{router[i]}
 		}
 	}
 	return append(out, router...)
+}
+
+// bindingProducer is the managed picker's cluster binding to
+// system:auth-delegator (KServe's {namespace}-{name}-epp-auth-rb), after
+// the picker it binds; it prunes the service's bindings by their owner
+// label, which the garbage collector cannot (see BindingFinalizer). Its
+// run is also the stopped service's, which renders nothing.
+type bindingProducer struct{ s *scope }
+
+func (b bindingProducer) Component() v1beta1.ComponentType { return llmobjects.Scheduler }
+
+func (b bindingProducer) Render() ([]apply.Object, *pipeline.Failure, error) {
+	if !wantsBinding(b.s) || b.s.scheduler == nil {
+		return nil, nil, nil
+	}
+	return []apply.Object{llmobjects.AuthDelegatorBinding(b.s.svc, b.s.scheduler.Pod.ServiceAccountName)}, nil, nil
+}
+
+func (bindingProducer) Absent(*kinds.Kind) *pipeline.Failure         { return nil }
+func (bindingProducer) Observe(context.Context, client.Reader) error { return nil }
+func (b bindingProducer) PruneScopes() []apply.PruneScope {
+	return []apply.PruneScope{llmobjects.AuthDelegatorScope(b.s.svc)}
+}
+
+// wantsBinding says whether the service's picker gets the binding: a
+// picker Serval makes (not a pool of the user's), of a running service,
+// with serval-config's llm.pickerAuthDelegator on.
+func wantsBinding(s *scope) bool {
+	return s.authDelegator && !s.stopped && s.spec != nil && llmobjects.HasScheduler(s.spec)
 }
 
 // held is a producer whose live objects are kept as they are, none

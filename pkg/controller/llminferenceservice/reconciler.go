@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -70,11 +71,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if svc.DeletionTimestamp != nil {
-		// The children carry owner references; a member of a routing
-		// group waits for the others' routes to leave it.
+		// The children carry owner references, but for the picker's
+		// cluster binding; a member of a routing group waits for the
+		// others' routes to leave it.
+		if err := r.deleteBindings(ctx, svc); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.reconcileDeletion(ctx, newScope(svc))
 	}
-	if err := r.setFinalizer(ctx, svc, groupKey(svc) != ""); err != nil {
+	if err := r.setFinalizer(ctx, svc, GroupFinalizer, groupKey(svc) != ""); err != nil {
 		return ctrl.Result{}, err
 	}
 	s := newScope(svc)
@@ -177,13 +182,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 	if err := r.combine(ctx, s, cfg); err != nil || s.failed() {
 		return err
 	}
+	s.authDelegator = cfg.PickerAuthDelegator
 	req := pipeline.Request{Owner: s.owner()}
 	if s.stopped {
-		// Nothing is rendered, so the run prunes every child; the routing
+		// Nothing is rendered, so the run prunes every child (the
+		// binding's producer prunes the cluster binding); the routing
 		// group still lists the service, as stopped.
 		if err := r.resolveGroup(ctx, s); err != nil {
 			return err
 		}
+		req.Producers = []pipeline.Producer{bindingProducer{s: s}}
 	} else {
 		cert, ok, err := r.prepare(ctx, s, cfg)
 		if err != nil || !ok {
@@ -191,8 +199,36 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) error {
 		}
 		req.Producers = r.producers(s, cert)
 	}
+	if wantsBinding(s) {
+		// Before the binding exists: only the finalizer deletes it.
+		if err := r.setFinalizer(ctx, s.svc, BindingFinalizer, true); err != nil {
+			return err
+		}
+	}
 	s.out, err = r.pipeline.Run(ctx, req)
+	if err == nil && !wantsBinding(s) && len(s.out.ApplyFailures) == 0 {
+		// The run pruned any binding: nothing left for the finalizer.
+		err = r.setFinalizer(ctx, s.svc, BindingFinalizer, false)
+	}
 	return err
+}
+
+// BindingFinalizer keeps a service whose picker may hold a cluster binding
+// (llmobjects.AuthDelegatorBinding) until the binding is deleted: a
+// cluster-scoped object is not deleted with a namespaced owner. KServe's
+// is serving.kserve.io/llmisvc-finalizer.
+const BindingFinalizer = "serving.serval.dev/llmisvc-finalizer"
+
+// deleteBindings deletes the service's cluster bindings, then lets the
+// service go.
+func (r *Reconciler) deleteBindings(ctx context.Context, svc *v1alpha2.LLMInferenceService) error {
+	if !controllerutil.ContainsFinalizer(svc, BindingFinalizer) {
+		return nil
+	}
+	if _, err := r.Applier.Prune(ctx, llmobjects.AuthDelegatorScope(svc), nil); err != nil {
+		return fmt.Errorf("delete the cluster binding of %s: %w", svc.Name, err)
+	}
+	return r.setFinalizer(ctx, svc, BindingFinalizer, false)
 }
 
 // fmtApplied lists the applied presets, for messages.

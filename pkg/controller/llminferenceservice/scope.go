@@ -42,6 +42,9 @@ type scope struct {
 	addresses []v1alpha2.Address
 	// stopped: the stop annotation stops the service; nothing is rendered.
 	stopped bool
+	// authDelegator says that a managed picker's ServiceAccount is bound
+	// to system:auth-delegator (serval-config llm.pickerAuthDelegator).
+	authDelegator bool
 	// failure stopped the reconcile: its condition, reason and message.
 	failure *failure
 }

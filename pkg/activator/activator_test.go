@@ -1,0 +1,225 @@
+package activator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var model = Key{Namespace: "team-a", Name: "iris-predictor"}
+
+// oneComponent resolves every request to model.
+func oneComponent(*http.Request) (Key, bool) { return model, true }
+
+// backend counts the requests it gets by their body, in order.
+type backend struct {
+	mu    sync.Mutex
+	order []string
+	seen  map[string]int
+}
+
+func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	b.mu.Lock()
+	if b.seen == nil {
+		b.seen = map[string]int{}
+	}
+	b.seen[string(body)]++
+	b.order = append(b.order, string(body))
+	b.mu.Unlock()
+	_, _ = io.WriteString(w, "ok "+string(body))
+}
+
+// waitDemand waits until the component's demand is n.
+func waitDemand(t *testing.T, a *Activator, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return a.Demand(model) == n }, 10*time.Second, time.Millisecond, "demand %d", n)
+}
+
+type answer struct {
+	status     int
+	body       string
+	retryAfter string
+}
+
+func send(t *testing.T, url, body string) answer {
+	resp, err := http.Post(url, "text/plain", strings.NewReader(body))
+	if err != nil {
+		return answer{status: -1, body: err.Error()}
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, body: string(data), retryAfter: resp.Header.Get("Retry-After")}
+}
+
+// TestThousandHeldRequestsAllServedOnce: 1,000 requests sent at once to a
+// component at zero are all held, then each is answered 200 once a
+// replica is ready, and the replica sees each exactly once.
+func TestThousandHeldRequestsAllServedOnce(t *testing.T) {
+	be := &backend{}
+	replica := httptest.NewServer(be)
+	defer replica.Close()
+	a := New(Limits{}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+
+	const n = 1000
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i] = send(t, front.URL, fmt.Sprint(i)) })
+	}
+	waitDemand(t, a, n)
+	a.SetBackend(model, strings.TrimPrefix(replica.URL, "http://"))
+	wg.Wait()
+	for i, ans := range answers {
+		require.Equal(t, http.StatusOK, ans.status, "request %d: %s", i, ans.body)
+		require.Equal(t, fmt.Sprintf("ok %d", i), ans.body)
+	}
+	require.Len(t, be.seen, n)
+	for body, times := range be.seen {
+		require.Equal(t, 1, times, "request %s forwarded once", body)
+	}
+	waitDemand(t, a, 0)
+}
+
+// dispatch records the order in which requests are sent.
+type dispatch struct {
+	mu    sync.Mutex
+	order []string
+}
+
+func (d *dispatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	d.order = append(d.order, r.Header.Get("X-Seq"))
+	d.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHeldRequestsForwardedInArrivalOrder: requests held one after the
+// other are sent to the replica in that order (each once the one before
+// it is written; the replica then serves them concurrently).
+func TestHeldRequestsForwardedInArrivalOrder(t *testing.T) {
+	be := &backend{}
+	replica := httptest.NewServer(be)
+	defer replica.Close()
+	d := &dispatch{}
+	a := New(Limits{}, oneComponent, d, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	var wg sync.WaitGroup
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprint(i))
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, front.URL, strings.NewReader("x"))
+			req.Header.Set("X-Seq", fmt.Sprint(i))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_ = resp.Body.Close()
+			}
+		})
+		waitDemand(t, a, i+1)
+	}
+	a.SetBackend(model, strings.TrimPrefix(replica.URL, "http://"))
+	wg.Wait()
+	assert.Equal(t, want, d.order)
+}
+
+// TestBounds: past the queue, the body cap or the hold timeout a request
+// is answered at once, naming the component, with Retry-After where
+// retrying helps.
+func TestBounds(t *testing.T) {
+	a := New(Limits{MaxHeld: 2, MaxBodyBytes: 8, HoldTimeout: 300 * time.Millisecond, RetryAfter: 3 * time.Second}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+
+	big := send(t, front.URL, "123456789")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, big.status)
+	assert.Contains(t, big.body, "over the 8 bytes")
+
+	var wg sync.WaitGroup
+	held := make([]answer, 2)
+	for i := range 2 {
+		wg.Go(func() { held[i] = send(t, front.URL, "x") })
+	}
+	waitDemand(t, a, 2)
+	full := send(t, front.URL, "y")
+	assert.Equal(t, http.StatusServiceUnavailable, full.status)
+	assert.Equal(t, "3", full.retryAfter)
+	var msg map[string]string
+	require.NoError(t, json.Unmarshal([]byte(full.body), &msg))
+	assert.Equal(t, "team-a/iris-predictor", msg["component"])
+	assert.Contains(t, msg["error"], "holds 2 requests already")
+	wg.Wait()
+	for _, h := range held {
+		assert.Equal(t, http.StatusServiceUnavailable, h.status)
+		assert.Contains(t, h.body, "no replica became ready within 300ms")
+		assert.Equal(t, "3", h.retryAfter)
+	}
+	waitDemand(t, a, 0)
+}
+
+// TestColdStartFailureAnswersTheHeld: a cold start that fails turns the
+// held requests, and the next ones, into 503s naming the reason.
+func TestColdStartFailureAnswersTheHeld(t *testing.T) {
+	a := New(Limits{}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	done := make(chan answer)
+	go func() { done <- send(t, front.URL, "x") }()
+	waitDemand(t, a, 1)
+	a.SetFailure(model, "ImagePullBackOff: the image example.com/model:1 does not pull")
+	ans := <-done
+	assert.Equal(t, http.StatusServiceUnavailable, ans.status)
+	assert.Contains(t, ans.body, "the component cannot start: ImagePullBackOff")
+	assert.Contains(t, send(t, front.URL, "y").body, "ImagePullBackOff", "while the failure lasts")
+}
+
+// TestShutdownAnswersTheHeld: on shutdown the held requests get 503s.
+func TestShutdownAnswersTheHeld(t *testing.T) {
+	a := New(Limits{}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	done := make(chan answer)
+	go func() { done <- send(t, front.URL, "x") }()
+	waitDemand(t, a, 1)
+	a.Shutdown()
+	ans := <-done
+	assert.Equal(t, http.StatusServiceUnavailable, ans.status)
+	assert.Contains(t, ans.body, "shutting down")
+	assert.NotEmpty(t, ans.retryAfter)
+}
+
+// TestNoReplay: a replica that drops the connection after reading a
+// request gets it once; the client gets a 502.
+func TestNoReplay(t *testing.T) {
+	var got atomic.Int32
+	replica := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		got.Add(1)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	defer replica.Close()
+	a := New(Limits{}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	a.SetBackend(model, strings.TrimPrefix(replica.URL, "http://"))
+	for range 2 { // the second reuses nothing: the first connection died
+		ans := send(t, front.URL, "x")
+		assert.Equal(t, http.StatusBadGateway, ans.status)
+	}
+	assert.Equal(t, int32(2), got.Load(), "each request reached the replica once")
+}

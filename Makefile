@@ -51,6 +51,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=serval-node-agent paths=./pkg/nodeagent/... output:rbac:artifacts:config=config/rbac/node-agent
+	$(CONTROLLER_GEN) rbac:roleName=serval-activator paths=./pkg/activator/... output:rbac:artifacts:config=config/rbac/activator
 	$(CONTROLLER_GEN) webhook paths=./pkg/webhook/... output:webhook:artifacts:config=config/webhook
 	@rm -rf charts/serval-crds/files charts/serval/files && mkdir -p charts/serval-crds/files charts/serval/files/runtimes charts/serval/files/llmisvcconfig charts/serval/files/storagecontainers
 	cp config/crd/bases/*.yaml charts/serval-crds/files/
@@ -58,8 +59,10 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	cp config/rbac/endpoint-picker.yaml charts/serval/files/endpoint-picker.yaml
 	cp config/rbac/routing-sidecar.yaml charts/serval/files/routing-sidecar.yaml
 	cp config/rbac/node-agent/role.yaml charts/serval/files/node-agent-role.yaml
+	cp config/rbac/activator/role.yaml charts/serval/files/activator-role.yaml
 	cp config/policy/model-mounts.yaml charts/serval/files/model-mounts-policy.yaml
 	cp config/policy/node-agent.yaml charts/serval/files/node-agent-policy.yaml
+	cp config/policy/activator.yaml charts/serval/files/activator-policy.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/
@@ -134,6 +137,7 @@ helm-lint: $(HELM) ## Lint the charts and render them with default and non-defau
 		--set webhook.certSecret=serval-certs --set webhook.certManager.enabled=false > /dev/null
 	$(HELM) template serval charts/serval --namespace serval-system --set 'watchNamespaces={team-a,team-b}' \
 		--set replicas=3 --set metrics.serviceMonitor.enabled=true --set webhook.url=https://127.0.0.1:9443 > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set activator.enabled=true > /dev/null
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: image

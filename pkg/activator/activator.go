@@ -31,17 +31,22 @@ type Limits struct {
 	MaxHeldBytes int64
 	// HoldTimeout is how long a request is held before a 503.
 	HoldTimeout time.Duration
+	// ForwardTimeout is how long a forwarded request may take, once
+	// released: with HoldTimeout, the longest a held request's response
+	// may be written for (the server's write timeout is raised to it).
+	ForwardTimeout time.Duration
 	// RetryAfter is what a 503 tells the client to wait.
 	RetryAfter time.Duration
 }
 
 // The defaults of Limits.
 const (
-	DefaultMaxHeld      = 1000
-	DefaultMaxBodyBytes = 8 << 20
-	DefaultMaxHeldBytes = 256 << 20
-	DefaultHoldTimeout  = 5 * time.Minute
-	DefaultRetryAfter   = 5 * time.Second
+	DefaultMaxHeld        = 1000
+	DefaultMaxBodyBytes   = 8 << 20
+	DefaultMaxHeldBytes   = 256 << 20
+	DefaultHoldTimeout    = 2 * time.Minute
+	DefaultForwardTimeout = time.Minute
+	DefaultRetryAfter     = 5 * time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -56,6 +61,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.HoldTimeout <= 0 {
 		l.HoldTimeout = DefaultHoldTimeout
+	}
+	if l.ForwardTimeout <= 0 {
+		l.ForwardTimeout = DefaultForwardTimeout
 	}
 	if l.RetryAfter <= 0 {
 		l.RetryAfter = DefaultRetryAfter
@@ -184,6 +192,11 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wt, msg := a.hold(key, int64(len(body)))
+	if wt != nil {
+		// The server's write timeout counts from the request's headers; a
+		// held request's answer may come that much later.
+		_ = http.NewResponseController(w).SetWriteDeadline(a.now().Add(a.limits.HoldTimeout + a.limits.ForwardTimeout))
+	}
 	if wt == nil {
 		a.metrics.rejected(key, "busy")
 		a.fail(w, key, http.StatusServiceUnavailable, msg, true)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,4 +223,56 @@ func TestNoReplay(t *testing.T) {
 		assert.Equal(t, http.StatusBadGateway, ans.status)
 	}
 	assert.Equal(t, int32(2), got.Load(), "each request reached the replica once")
+}
+
+// TestHeldBytesBound: what the activator holds is bounded by MaxHeldBytes
+// across components: past it a request is answered 503 with Retry-After
+// at once, and the heap grows by the bodies held and the requests' own
+// buffers, not by what was refused.
+func TestHeldBytesBound(t *testing.T) {
+	const body = 64 << 10
+	a := New(Limits{MaxHeldBytes: 16 << 20, MaxBodyBytes: body}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	transport := &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: 600}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	payload := strings.Repeat("x", body)
+
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 600 // 37.5 MiB of bodies offered; 256 fit under 16 MiB
+	answers := make(chan answer, n)
+	for range n {
+		go func() {
+			resp, err := client.Post(front.URL, "text/plain", strings.NewReader(payload))
+			if err != nil {
+				answers <- answer{status: -1}
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			answers <- answer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+		}()
+	}
+	busy := 0
+	for busy < n-256 {
+		ans := <-answers
+		require.Equal(t, http.StatusServiceUnavailable, ans.status)
+		require.NotEmpty(t, ans.retryAfter)
+		busy++
+	}
+	waitDemand(t, a, 256)
+	var held runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&held)
+	grown := int64(held.HeapInuse) - int64(before.HeapInuse)
+	// The bodies (16 MiB), and per request its server and client
+	// connection buffers and goroutines (well under 64 KiB each).
+	assert.Less(t, grown, int64(16<<20+256*64<<10), "heap grown by %d bytes", grown)
+	a.Shutdown()
+	for range 256 {
+		assert.Equal(t, http.StatusServiceUnavailable, (<-answers).status)
+	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,8 @@ type Config struct {
 	// desired replicas (keys llmAutoscaling.prometheus.*; KServe's
 	// autoscaling-wva-controller-config).
 	LLMAutoscaling LLMAutoscaling
+	// Activator is where the activator runs (keys activator.*).
+	Activator Activator
 	// PickerAuthDelegator binds each managed endpoint picker's
 	// ServiceAccount to the ClusterRole system:auth-delegator, as KServe
 	// does, so that the picker can check who scrapes its metrics (key
@@ -55,6 +58,15 @@ type Config struct {
 	// and its presets' fields (keys templates.maxOutputBytes,
 	// templates.maxSteps, templates.maxRangeIterations).
 	Templates strtemplate.Limits
+}
+
+// Activator is the activator of scale from zero in Standard mode.
+type Activator struct {
+	// ScalerAddress is its KEDA external scaler, host:port (key
+	// activator.scalerAddress; the chart sets it when it installs the
+	// activator). Empty: no activator, and a component at zero refuses
+	// requests until KEDA scales it on its other triggers.
+	ScalerAddress string
 }
 
 // LocalModel configures the model caches (LocalModelCache and its kinds).
@@ -247,6 +259,7 @@ var Defaults = map[string]string{
 	"batcher.maxBatchSize":                            "32",
 	"batcher.maxLatency":                              "5000",
 	"llm.pickerAuthDelegator":                         "true",
+	"activator.scalerAddress":                         "",
 	"llmAutoscaling.prometheus.url":                   "",
 	"llmAutoscaling.prometheus.tlsInsecureSkipVerify": "false",
 	"llmAutoscaling.prometheus.authModes":             "",
@@ -341,6 +354,12 @@ func Parse(data map[string]string) (*Config, []KeyError) {
 		Limits: p.routerLimits()}
 	cfg.LLMAutoscaling = p.llmAutoscaling()
 	cfg.PickerAuthDelegator = p.boolean("llm.pickerAuthDelegator")
+	cfg.Activator = Activator{ScalerAddress: p.value("activator.scalerAddress")}
+	if a := cfg.Activator.ScalerAddress; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			p.fail("activator.scalerAddress", a, "is not host:port")
+		}
+	}
 	cfg.LocalModel = p.localModel()
 	cfg.Templates = p.templateLimits()
 	p.rejectUnknown()

@@ -8,7 +8,7 @@ import (
 
 // Binaries are the commands the image holds, by their path in it, and the
 // package each is built from.
-var Binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval", "/router": "./cmd/router", "/serval-node-agent": "./cmd/serval-node-agent"}
+var Binaries = map[string]string{"/manager": "./cmd/manager", "/serval": "./cmd/serval", "/router": "./cmd/router", "/serval-node-agent": "./cmd/serval-node-agent", "/activator": "./cmd/activator"}
 
 // BuildTags are the build tags of the image's binaries: release leaves the
 // developer commands (serval dev, serval bench) and with them every piece

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,9 +91,49 @@ func (w *InferenceService) ValidateCreate(ctx context.Context, isvc *v1beta1.Inf
 	errs := strictErrors(ctx, isvc)
 	if isvc.DecodeError == "" {
 		errs = append(errs, validate(isvc, cfg, scs)...)
+		kedaErrs, err := w.zeroNeedsKEDA(ctx, isvc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, kedaErrs...)
 	}
 	return nil, invalid(isvc, errs)
 }
+
+// zeroNeedsKEDA refuses a Standard-mode component with minReplicas 0 when
+// KEDA's CRD is not installed: nothing would scale it from zero.
+func (w *InferenceService) zeroNeedsKEDA(ctx context.Context, isvc *v1beta1.InferenceService, cfg *config.Config) (field.ErrorList, error) {
+	mode := v1beta1.DeploymentModeOf(isvc, cfg.DefaultDeploymentMode)
+	if w.Reader == nil || mode != v1beta1.Standard || v1beta1.AutoscalerClassOf(isvc, mode) != v1beta1.AutoscalerKEDA {
+		return nil, nil
+	}
+	var zero []v1beta1.ComponentType
+	for _, c := range isvc.Spec.Components() {
+		if m := isvc.Spec.Extension(c).MinReplicas; m != nil && *m == 0 {
+			zero = append(zero, c)
+		}
+	}
+	if len(zero) == 0 {
+		return nil, nil
+	}
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	switch err := w.Reader.Get(ctx, client.ObjectKey{Name: kedaCRD}, crd); {
+	case err == nil:
+		return nil, nil
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("look for KEDA's CRD: %w", err)
+	}
+	var errs field.ErrorList
+	for _, c := range zero {
+		errs = append(errs, field.Invalid(field.NewPath("spec", string(c), "minReplicas"), 0,
+			"scale to zero in Standard mode needs KEDA, and its CRD "+kedaCRD+" is not installed: install KEDA (https://keda.sh/docs/deploy/), or set minReplicas 1"))
+	}
+	return errs, nil
+}
+
+// kedaCRD is KEDA's ScaledObject CRD.
+const kedaCRD = "scaledobjects.keda.sh"
 
 // ValidateUpdate implements admission.Validator. Rules ratchet: a problem the
 // old object already had does not block an unrelated update.

@@ -10,8 +10,10 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 )
@@ -195,8 +197,22 @@ func TestStorageURIsWhereKServeHasThem(t *testing.T) {
 // TestKEDAIsAdmitted: autoscalerClass keda with KServe's autoScaling
 // metrics, scaling to zero.
 func TestKEDAIsAdmitted(t *testing.T) {
-	require.NoError(t, create(isvcYAML("keda", "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel+
-		"    minReplicas: 0\n    autoScaling: {metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n")))
+	manifest := func(name string) string {
+		return isvcYAML(name, "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel+
+			"    minReplicas: 0\n    autoScaling: {metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n")
+	}
+	err := create(manifest("keda-without"))
+	require.Error(t, err, "scale to zero without KEDA: nothing would scale it up")
+	assert.Contains(t, err.Error(), "spec.predictor.minReplicas: Invalid value: 0: scale to zero in Standard mode needs KEDA, "+
+		"and its CRD scaledobjects.keda.sh is not installed")
+
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	opts := envtest.CRDInstallOptions{Paths: paths}
+	_, err = envtest.InstallCRDs(env.Config, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = envtest.UninstallCRDs(env.Config, opts) })
+	testenv.Eventually(t, "admitted once KEDA's CRD is installed", func() bool { return create(manifest("keda")) == nil })
 }
 
 // TestStorageURIsAsKServeTakesThem: an entry without a mountPath is at

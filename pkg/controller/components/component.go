@@ -52,6 +52,22 @@ type Component struct {
 	// revision while canaryTrafficPercent keeps the last one rolled out.
 	// nil for every other component.
 	Split *Split
+	// Activator is the address of the activator's KEDA scaler
+	// (serval-config activator.scalerAddress) when the activator is
+	// installed; "" otherwise. With it, a Standard-mode component that KEDA
+	// scales to zero scales from zero too (ScalesFromZero).
+	Activator string
+	// Hosts are the hosts the component's routes receive requests for, for
+	// the activator (ScalesFromZero only).
+	Hosts []string
+}
+
+// ScalesFromZero reports whether the component runs no replica while idle
+// and has its requests held by the activator meanwhile: Standard mode,
+// KEDA, minReplicas 0, and the activator installed.
+func (c *Component) ScalesFromZero() bool {
+	return c.Activator != "" && c.Mode == v1beta1.Standard && c.AutoscalerClass == v1beta1.AutoscalerKEDA &&
+		c.Extension.MinReplicas != nil && *c.Extension.MinReplicas == 0
 }
 
 // Split is a predictor's share of the predictor's traffic.

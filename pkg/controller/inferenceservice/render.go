@@ -41,6 +41,12 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	plan.Canary = wantsSplit(s.defaulted, s.mode)
 	plan.SplitPredictor(s.splits)
 	s.plan = plan
+	for _, c := range s.comps {
+		c.Activator = s.cfg.Activator.ScalerAddress
+		if c.ScalesFromZero() {
+			c.Hosts = plan.HostsOf(c.Type)
+		}
+	}
 	s.router = childkinds.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.pipeline.Watches.Present)
 	return nil
 }

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -255,4 +256,27 @@ func topRoute(o owner.Ref, meta config.Meta, component v1beta1.ComponentType, se
 		r.URL = r.ClusterURL
 	}
 	return r, nil
+}
+
+// HostsOf are the hosts whose requests reach component t's Service: its
+// own route's, the top-level route's when it leads there, the
+// explainer's, and their cluster-local names.
+func (p *Plan) HostsOf(t v1beta1.ComponentType) []string {
+	var hosts []string
+	add := func(r *Route) {
+		if r == nil || r.Component != t {
+			return
+		}
+		for _, h := range []string{r.Host, r.ClusterHost} {
+			if h != "" && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	add(&p.Top)
+	add(p.Explainer)
+	for i := range p.Components {
+		add(&p.Components[i])
+	}
+	return hosts
 }

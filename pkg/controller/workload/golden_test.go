@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -170,4 +171,26 @@ func TestModelCacheGolden(t *testing.T) {
 			golden.Check(t, tc.name, golden.Objects(t, objs))
 		})
 	}
+}
+
+// TestScaleFromZeroGolden renders a Standard-mode predictor that KEDA
+// scales to zero with the activator installed: its Service is labelled
+// for the activator and lists the route's hosts, and its ScaledObject has
+// the activator's external-push trigger beside the cpu trigger.
+func TestScaleFromZeroGolden(t *testing.T) {
+	isvc := custom("idle", keda, func(s *v1beta1.InferenceServiceSpec) {
+		s.Predictor.MinReplicas, s.Predictor.MaxReplicas = ptr.To[int32](0), 4
+	})
+	comps, err := components.Build(components.Inputs{ISVC: isvc, Config: config.Default()})
+	require.NoError(t, err)
+	c := comps[0]
+	c.Activator = "serval-activator.serval-system.svc.cluster.local:9091"
+	c.Hosts = []string{"idle-models.example.com", "idle-predictor.models.svc.cluster.local"}
+	require.True(t, c.ScalesFromZero())
+	objs, err := standard.Mode{}.Objects(c)
+	require.NoError(t, err)
+	golden.Check(t, "standard-scale-from-zero", golden.Objects(t, objs))
+
+	c.Activator = ""
+	assert.False(t, c.ScalesFromZero(), "without the activator, KEDA alone scales it")
 }

@@ -30,6 +30,9 @@ type State struct {
 	Problem *PodProblem
 	// Loading: some pod is initialising or starting.
 	Loading bool
+	// ScaledToZero: the component scales from zero and runs no replica;
+	// it is Available, its requests held by the activator.
+	ScaledToZero bool
 	// AppliedHash is the workload object's apply.HashAnnotation as read:
 	// the desired state it was last written with (Standard mode).
 	AppliedHash string

@@ -35,6 +35,15 @@ const (
 	VisibilityLabel = "networking.serval.dev/visibility"
 	// VisibilityClusterLocal is the VisibilityLabel value for cluster-local.
 	VisibilityClusterLocal = "cluster-local"
+
+	// ScaleFromZeroLabel "true" on a component's workload Service says
+	// that the component scales to zero in Standard mode: while it has no
+	// ready replica, Serval's activator takes its traffic and holds it.
+	ScaleFromZeroLabel = "serving.serval.dev/scale-from-zero"
+	// HostsAnnotation on such a Service lists, comma-separated, the hosts
+	// its routes receive requests for besides the Service's own DNS
+	// names: how the activator knows the component a request is for.
+	HostsAnnotation = "serving.serval.dev/hosts"
 )
 
 // AutoscalerClass is a value of AutoscalerClassAnnotation.

@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -256,6 +258,11 @@ const (
 	ConditionReady = "Ready"
 	// ConditionPredictorReady is True when the predictor is available.
 	ConditionPredictorReady = "PredictorReady"
+	// ConditionPredictorScaledToZero is True while a predictor that scales
+	// from zero runs no replica (since its LastTransitionTime); absent
+	// otherwise. TransformerScaledToZero and ExplainerScaledToZero are
+	// the same for those components (ScaledToZeroCondition).
+	ConditionPredictorScaledToZero = "PredictorScaledToZero"
 	// ConditionTransformerReady is True when the transformer is available.
 	ConditionTransformerReady = "TransformerReady"
 	// ConditionExplainerReady is True when the explainer is available.
@@ -294,6 +301,9 @@ const (
 	ReasonUnsupportedField = "UnsupportedField"
 	// ReasonStopped: the stop annotation stops the InferenceService.
 	ReasonStopped = "Stopped"
+	// ReasonNoDemand: a component that scales from zero runs no replica,
+	// as no request came for its idle window.
+	ReasonNoDemand = "NoDemand"
 	// ReasonResumed: the stop annotation is gone and the children are back.
 	ReasonResumed    = "Resumed"
 	ReasonConflict   = "ConflictingObject"
@@ -344,3 +354,9 @@ const (
 	EventRuntimeSelected = "RuntimeSelected"
 	EventPruned          = "Pruned"
 )
+
+// ScaledToZeroCondition is the condition that says component t runs no
+// replica while it scales from zero: PredictorScaledToZero, ...
+func ScaledToZeroCondition(t ComponentType) string {
+	return strings.ToUpper(string(t[:1])) + string(t[1:]) + "ScaledToZero"
+}

@@ -9,11 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
@@ -126,5 +128,54 @@ func TestKEDA(t *testing.T) {
 	consistently(t, "the replicas kept", 500*time.Millisecond, func() bool {
 		dep, err := getDeployment(ns, "scaled-predictor")
 		return err == nil && *dep.Spec.Replicas == 3
+	})
+}
+
+// TestScaleFromZero: with the activator installed, a predictor that KEDA
+// scales to zero gets the activator's trigger and a Service the activator
+// recognises (its label, and the route's hosts); at zero it stays Ready,
+// PredictorScaledToZero says since when, and a replica that cannot start
+// makes it unready with the pod's reason.
+func TestScaleFromZero(t *testing.T) {
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	installCRDsForTest(t, paths)
+	setConfig(t, map[string]string{"activator.scalerAddress": "serval-activator.serval-system.svc.cluster.local:9091"})
+	ns := newNamespace(t)
+	createClusterRuntime(t, "zero-sklearn", "sklearn-zero")
+	createISVC(t, ns, "idle", "sklearn-zero", withAnnotation(v1beta1.AutoscalerClassAnnotation, "keda"),
+		withPredictor(func(p *v1beta1.PredictorSpec) { p.MinReplicas = ptr.To[int32](0); p.MaxReplicas = 3 }))
+
+	eventually(t, "the activator's trigger", func() bool {
+		so, err := getScaledObject(ns, "idle-predictor")
+		if err != nil {
+			return false
+		}
+		triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+		last, _ := triggers[len(triggers)-1].(map[string]any)
+		meta, _ := last["metadata"].(map[string]any)
+		return last["type"] == "external-push" && meta["scalerAddress"] == "serval-activator.serval-system.svc.cluster.local:9091" &&
+			meta["service"] == "idle-predictor"
+	})
+	svc := &corev1.Service{}
+	require.True(t, exists(svc, ns, "idle-predictor"))
+	assert.Equal(t, "true", svc.Labels[v1beta1.ScaleFromZeroLabel])
+	assert.Contains(t, svc.Annotations[v1beta1.HostsAnnotation], "idle-"+ns+".example.com")
+
+	// KEDA scaled it to zero.
+	eventually(t, "KEDA's write of 0 replicas", func() bool {
+		dep, err := getDeployment(ns, "idle-predictor")
+		if err != nil {
+			return false
+		}
+		dep.Spec.Replicas = ptr.To[int32](0)
+		return k8s.Update(context.Background(), dep, client.FieldOwner("keda")) == nil
+	})
+	setDeploymentStatus(t, ns, "idle-predictor", true, true)
+	playKEDA(t, ns, "idle-predictor")
+	eventually(t, "Ready at zero, and scaled to zero", func() bool {
+		isvc := getISVC(t, ns, "idle")
+		return hasCondition(isvc, v1beta1.ConditionReady, metav1.ConditionTrue, "") &&
+			hasCondition(isvc, v1beta1.ConditionPredictorScaledToZero, metav1.ConditionTrue, v1beta1.ReasonNoDemand)
 	})
 }

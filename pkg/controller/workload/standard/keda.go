@@ -51,6 +51,13 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, err
 	}
+	if c.ScalesFromZero() {
+		// The activator's held and in-flight requests: KEDA scales 0→1 the
+		// moment one waits (its cpu and memory scalers cannot scale from
+		// zero), and back to zero once none has for its cooldown.
+		triggers = append(triggers, map[string]any{"type": "external-push", "metadata": map[string]any{
+			"scalerAddress": c.Activator, "service": c.Name}})
+	}
 	minR := c.Replicas
 	maxR := c.Extension.MaxReplicas
 	if maxR < max(minR, 1) {

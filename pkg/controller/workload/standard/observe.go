@@ -37,6 +37,9 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 	if err := observeWorker(ctx, r, c, &st); err != nil {
 		return workload.State{}, err
 	}
+	if c.ScalesFromZero() {
+		heldAtZero(&st, dep)
+	}
 	if WantsScaledObject(c) && st.Available {
 		// Serving, but not as asked until KEDA scales it.
 		ready, msg, err := observeScaledObject(ctx, r, c)
@@ -48,6 +51,18 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 		}
 	}
 	return st, nil
+}
+
+// heldAtZero is the state of a component that scales from zero while it
+// has no available replica and none fails: the activator holds its
+// requests until one is ready, so it serves; ScaledToZero while no
+// replica is asked for.
+func heldAtZero(st *workload.State, dep *appsv1.Deployment) {
+	if dep == nil || dep.Status.AvailableReplicas > 0 || st.Problem != nil {
+		return
+	}
+	st.Available, st.NotAvailableMessage = true, ""
+	st.ScaledToZero = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
 }
 
 // StateOf reads a component's state from its Deployment (nil when it does

@@ -57,3 +57,34 @@ func TestStateOf(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldAtZero: a component that scales from zero serves at zero and
+// while its first replica starts; a failing replica makes it unavailable.
+func TestHeldAtZero(t *testing.T) {
+	dep := func(replicas, available int32) *appsv1.Deployment {
+		return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas)},
+			Status: appsv1.DeploymentStatus{Replicas: replicas, AvailableReplicas: available}}
+	}
+	crashing := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "kserve-container", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}}}
+	tests := []struct {
+		name                    string
+		dep                     *appsv1.Deployment
+		pods                    []corev1.Pod
+		available, scaledToZero bool
+	}{
+		{"at zero", dep(0, 0), nil, true, true},
+		{"a cold start: held until the replica is ready", dep(1, 0), nil, true, false},
+		{"a cold start that fails", dep(1, 0), []corev1.Pod{crashing}, false, false},
+		{"running", dep(2, 2), nil, true, false},
+		{"no Deployment yet", nil, nil, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := StateOf(tt.dep, tt.pods)
+			heldAtZero(&st, tt.dep)
+			assert.Equal(t, tt.available, st.Available, "available")
+			assert.Equal(t, tt.scaledToZero, st.ScaledToZero, "scaled to zero")
+		})
+	}
+}

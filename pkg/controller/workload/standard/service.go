@@ -1,10 +1,13 @@
 package standard
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/components"
 )
 
@@ -26,8 +29,17 @@ func MakeService(c *components.Component) *corev1ac.ServiceApplyConfiguration {
 			WithProtocol(corev1.ProtocolTCP).WithTargetPort(intstr.FromInt32(p.ContainerPort)).
 			WithAppProtocol(h2cAppProtocol))
 	}
-	return corev1ac.Service(c.Name, c.Namespace()).
-		WithLabels(c.Labels).
+	svc := corev1ac.Service(c.Name, c.Namespace()).
+		WithLabels(c.Labels)
+	if c.ScalesFromZero() {
+		// The activator takes the Service's traffic while no replica is
+		// ready; the hosts tell it which component a request is for.
+		svc.WithLabels(map[string]string{v1beta1.ScaleFromZeroLabel: "true"})
+		if len(c.Hosts) > 0 {
+			svc.WithAnnotations(map[string]string{v1beta1.HostsAnnotation: strings.Join(c.Hosts, ",")})
+		}
+	}
+	return svc.
 		WithOwnerReferences(c.Owner.Reference()).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(corev1.ServiceTypeClusterIP).

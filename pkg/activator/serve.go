@@ -1,0 +1,99 @@
+package activator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
+	"google.golang.org/grpc"
+
+	"github.com/serval-dev/serval/pkg/router"
+)
+
+// ServerConfig is how the activator serves: its requests on Addr, with
+// the InferenceGraph router's hardened server (Limits), KEDA's scaler on
+// ScalerAddr and the metrics on MetricsAddr.
+type ServerConfig struct {
+	Addr, ScalerAddr, MetricsAddr string
+	Limits                        router.ServerLimits
+	// DrainDelay is how long readiness fails before the held requests are
+	// answered and the listener closes; ShutdownTimeout how long requests
+	// being forwarded may then take.
+	DrainDelay, ShutdownTimeout time.Duration
+	// Registerer scaler registers the KEDA scaler's service on the gRPC
+	// server (kedascaler.Register).
+	RegisterScaler func(*grpc.Server)
+	// Registry serves the metrics.
+	Registry *prometheus.Registry
+}
+
+// Serve serves a until ctx ends, then drains: /readyz fails for
+// DrainDelay, the held requests are answered 503, the listener closes and
+// the requests being forwarded get ShutdownTimeout to finish.
+func Serve(ctx context.Context, a *Activator, c ServerConfig, log *slog.Logger) error {
+	ready := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/", a)
+	srv := router.NewServer(mux, c.Limits, log)
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	maxConns := c.Limits.MaxConnections
+	if maxConns <= 0 {
+		maxConns = router.DefaultMaxConnections
+	}
+	ln = netutil.LimitListener(ln, maxConns)
+	errs := make(chan error, 3)
+	go func() { errs <- srv.Serve(ln) }()
+
+	gs := grpc.NewServer()
+	if c.RegisterScaler != nil {
+		c.RegisterScaler(gs)
+	}
+	sl, err := net.Listen("tcp", c.ScalerAddr)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	go func() { errs <- gs.Serve(sl) }()
+
+	metrics := http.NewServeMux()
+	metrics.Handle("/metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
+	metrics.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-ready:
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+		default:
+			_, _ = w.Write([]byte("ok"))
+		}
+	})
+	metrics.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	ms := &http.Server{Addr: c.MetricsAddr, Handler: metrics, ReadHeaderTimeout: 10 * time.Second}
+	go func() { errs <- ms.ListenAndServe() }()
+	log.Info("Serving", "addr", ln.Addr().String(), "scaler", sl.Addr().String(), "metrics", c.MetricsAddr)
+
+	select {
+	case err := <-errs:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	case <-ctx.Done():
+	}
+	close(ready)
+	time.Sleep(c.DrainDelay)
+	a.Shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	gs.GracefulStop()
+	_ = ms.Shutdown(sctx)
+	return err
+}

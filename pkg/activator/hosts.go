@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // Hosts maps the hosts requests name to the components that serve them:
@@ -61,9 +63,18 @@ func (h *Hosts) drop(key Key) {
 	delete(h.byKey, key)
 }
 
-// Resolve names the component a request is for, by its Host (without the
-// port, any case).
+// Resolve names the component a request is for: by the component header
+// its route sets (v1beta1.ComponentHeader, for a component the table
+// holds), else by its Host (without the port, any case).
 func (h *Hosts) Resolve(r *http.Request) (Key, bool) {
+	if v := r.Header.Get(v1beta1.ComponentHeader); v != "" {
+		ns, name, _ := strings.Cut(v, "/")
+		key := Key{Namespace: ns, Name: name}
+		h.mu.RLock()
+		_, known := h.byKey[key]
+		h.mu.RUnlock()
+		return key, known
+	}
 	host := r.Host
 	if name, _, err := net.SplitHostPort(host); err == nil {
 		host = name

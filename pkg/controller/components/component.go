@@ -54,19 +54,22 @@ type Component struct {
 	Split *Split
 	// Activator is the address of the activator's KEDA scaler
 	// (serval-config activator.scalerAddress) when the activator is
-	// installed; "" otherwise. With it, a Standard-mode component that KEDA
-	// scales to zero scales from zero too (ScalesFromZero).
+	// installed; "" otherwise.
 	Activator string
+	// ScaleFromZero has the component's requests held by the activator
+	// while it runs no ready replica, and its ScaledObject woken by the
+	// activator's trigger (see KEDAScalesToZero).
+	ScaleFromZero bool
 	// Hosts are the hosts the component's routes receive requests for, for
-	// the activator (ScalesFromZero only).
+	// the activator (ScaleFromZero only).
 	Hosts []string
 }
 
-// ScalesFromZero reports whether the component runs no replica while idle
-// and has its requests held by the activator meanwhile: Standard mode,
-// KEDA, minReplicas 0, and the activator installed.
-func (c *Component) ScalesFromZero() bool {
-	return c.Activator != "" && c.Mode == v1beta1.Standard && c.AutoscalerClass == v1beta1.AutoscalerKEDA &&
+// KEDAScalesToZero reports whether KEDA scales the component to zero:
+// Standard mode, autoscalerClass keda, minReplicas 0. With the activator
+// installed it then scales from zero too (ScaleFromZero).
+func (c *Component) KEDAScalesToZero() bool {
+	return c.Mode == v1beta1.Standard && c.AutoscalerClass == v1beta1.AutoscalerKEDA &&
 		c.Extension.MinReplicas != nil && *c.Extension.MinReplicas == 0
 }
 

@@ -37,6 +37,12 @@ func workloadConditions(s *scope, set func(string, cond), remove func(...string)
 			remove(t)
 		}
 	}
+	if main := s.partOf(llmobjects.Workload); main != nil && main.state != nil && main.state.ScaledToZero {
+		set(v1alpha2.ConditionMainWorkloadScaledToZero, cond{ok: true, reason: v1beta1.ReasonNoDemand,
+			message: "no replica runs, as no request came for KEDA's cooldown; the activator holds the next request until a replica is ready"})
+	} else {
+		remove(v1alpha2.ConditionMainWorkloadScaledToZero)
+	}
 	workloads := aggregate(firstFailing(all), "the model workloads are available")
 	set(v1alpha2.ConditionWorkloadsReady, workloads)
 	return workloads

@@ -72,7 +72,7 @@ func (r *Reconciler) combine(ctx context.Context, s *scope, cfg *config.Config) 
 // why).
 func (r *Reconciler) prepare(ctx context.Context, s *scope, cfg *config.Config) (cert servingcert.Bundle, ok bool, err error) {
 	si := cfg.StorageInitializer
-	s.inputs = llmobjects.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling,
+	s.inputs = llmobjects.Inputs{Service: s.defaulted, Spec: s.spec, TLS: cfg.Ingress.EnableLLMTLS, Autoscaling: cfg.LLMAutoscaling, Activator: cfg.Activator.ScalerAddress,
 		Storage: storage.Initializer{Image: si.Image, Resources: si.Resources, Modelcar: si.Modelcar, CABundle: si.CABundle()}}
 	mc, waiting, err := localmodel.Resolve(ctx, r.Client, s.spec.Model.URI, s.svc.Namespace, s.svc.Annotations)
 	if err != nil {

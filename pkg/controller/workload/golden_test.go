@@ -184,13 +184,13 @@ func TestScaleFromZeroGolden(t *testing.T) {
 	comps, err := components.Build(components.Inputs{ISVC: isvc, Config: config.Default()})
 	require.NoError(t, err)
 	c := comps[0]
-	c.Activator = "serval-activator.serval-system.svc.cluster.local:9091"
+	require.True(t, c.KEDAScalesToZero())
+	c.Activator, c.ScaleFromZero = "serval-activator.serval-system.svc.cluster.local:9091", true
 	c.Hosts = []string{"idle-models.example.com", "idle-predictor.models.svc.cluster.local"}
-	require.True(t, c.ScalesFromZero())
 	objs, err := standard.Mode{}.Objects(c)
 	require.NoError(t, err)
 	golden.Check(t, "standard-scale-from-zero", golden.Objects(t, objs))
 
-	c.Activator = ""
-	assert.False(t, c.ScalesFromZero(), "without the activator, KEDA alone scales it")
+	c.Extension.MinReplicas = ptr.To[int32](1)
+	assert.False(t, c.KEDAScalesToZero(), "minReplicas 1 does not scale to zero")
 }

@@ -182,6 +182,10 @@ const (
 	ConditionPrefillWorkerWorkloadReady = "PrefillWorkerWorkloadReady"
 	// ConditionScalingReady is the main workload's autoscaler's.
 	ConditionScalingReady = "ScalingReady"
+	// ConditionMainWorkloadScaledToZero is True while a main workload that
+	// scales from zero (the activator holds its requests) runs no replica,
+	// since its LastTransitionTime; absent otherwise.
+	ConditionMainWorkloadScaledToZero = "MainWorkloadScaledToZero"
 	// ConditionPrefillScalingReady is the prefill workload's autoscaler's.
 	ConditionPrefillScalingReady    = "PrefillScalingReady"
 	ConditionRouterReady            = "RouterReady"

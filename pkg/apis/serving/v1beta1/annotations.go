@@ -44,6 +44,12 @@ const (
 	// its routes receive requests for besides the Service's own DNS
 	// names: how the activator knows the component a request is for.
 	HostsAnnotation = "serving.serval.dev/hosts"
+	// ComponentHeader names, on the requests a route sends to a component
+	// that scales from zero, its Service ({namespace}/{name}), where the
+	// host and path name none (an LLMInferenceService's route, through a
+	// shared Gateway, with a rewritten path). The route sets it, over any
+	// a client sends.
+	ComponentHeader = "Serval-Component"
 )
 
 // AutoscalerClass is a value of AutoscalerClassAnnotation.

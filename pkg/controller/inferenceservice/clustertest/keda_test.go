@@ -178,4 +178,37 @@ func TestScaleFromZero(t *testing.T) {
 		return hasCondition(isvc, v1beta1.ConditionReady, metav1.ConditionTrue, "") &&
 			hasCondition(isvc, v1beta1.ConditionPredictorScaledToZero, metav1.ConditionTrue, v1beta1.ReasonNoDemand)
 	})
+	quiesce(t, ns)
+	before := len(writes.since(0, ns))
+	consistently(t, "nothing written while idle at zero", 2*time.Second, func() bool { return len(writes.since(0, ns)) == before })
+
+	// A request came: KEDA asks for a replica, whose image does not pull.
+	eventually(t, "KEDA's write of 1 replica", func() bool {
+		dep, err := getDeployment(ns, "idle-predictor")
+		if err != nil {
+			return false
+		}
+		dep.Spec.Replicas = ptr.To[int32](1)
+		return k8s.Update(context.Background(), dep, client.FieldOwner("keda")) == nil
+	})
+	setDeploymentStatus(t, ns, "idle-predictor", false, false)
+	eventually(t, "Ready while the replica starts, no longer at zero", func() bool {
+		isvc := getISVC(t, ns, "idle")
+		return hasCondition(isvc, v1beta1.ConditionReady, metav1.ConditionTrue, "") && cond(isvc, v1beta1.ConditionPredictorScaledToZero) == nil
+	})
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "idle-predictor-1", Namespace: ns, Labels: map[string]string{
+			v1beta1.InferenceServiceLabel: "idle", v1beta1.ComponentLabel: "predictor"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container", Image: "x"}}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), pod))
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "kserve-container", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason: "ImagePullBackOff", Message: `Back-off pulling image "x"`}},
+	}}}
+	require.NoError(t, k8s.Status().Update(context.Background(), pod))
+	eventually(t, "a cold start that fails says why", func() bool {
+		c := cond(getISVC(t, ns, "idle"), v1beta1.ConditionPredictorReady)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "ImagePullBackOff")
+	})
 }

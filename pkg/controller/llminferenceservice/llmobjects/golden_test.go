@@ -72,6 +72,16 @@ func TestGolden(t *testing.T) {
 		"route-no-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}}
 		},
+		// No scheduler, KEDA down to zero, the activator installed: the
+		// workload Service is the activator's to front, the ScaledObject
+		// has its trigger, and the route names the service in a header.
+		"scale-from-zero": func(s *v1alpha2.LLMInferenceServiceSpec) {
+			s.Router = &v1alpha2.RouterSpec{Route: &v1alpha2.GatewayRoutesSpec{}, Gateway: &v1alpha2.GatewaySpec{}}
+			s.Scaling = &v1alpha2.ScalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 3, KEDA: &v1alpha2.DirectKEDAScalingSpec{
+				KEDAScalingSpec: v1alpha2.KEDAScalingSpec{IdleReplicaCount: ptr.To[int32](0)},
+				Triggers: []v1alpha2.ScaleTrigger{{Type: "prometheus", Metadata: map[string]string{"serverAddress": "http://prom:9090",
+					"query": `sum(vllm:num_requests_running{model_name="llama"})`, "threshold": "4"}}}}}
+		},
 		"route-and-scheduler": func(s *v1alpha2.LLMInferenceServiceSpec) {
 			s.Replicas = ptr.To[int32](2)
 			s.Parallelism = &v1alpha2.ParallelismSpec{Tensor: ptr.To[int32](2)}
@@ -241,6 +251,9 @@ func TestGolden(t *testing.T) {
 				EnableTLS: tls}, []string{"team", "serval-system"})
 			require.NoError(t, err)
 			in := llmobjects.Inputs{Service: svc, Spec: &res.Spec, Storage: storage.Initializer{Image: "kserve/storage-initializer:v0.20.0"}, TLS: tls}
+			if name == "scale-from-zero" {
+				in.Activator = "serval-activator.serval-system.svc.cluster.local:9091"
+			}
 			if sa, ok := llmobjects.DownloadServiceAccount(in); ok && sa == "downloader" {
 				in.Credentials = credentials
 			}

@@ -38,6 +38,9 @@ func RouteObject(in Inputs) (apply.Object, error) {
 	if err := json.Unmarshal(data, spec); err != nil {
 		return apply.Object{}, err
 	}
+	if main := Parts(in.Spec)[0]; in.ScalesFromZero(main) {
+		markForActivator(spec, svc.Namespace, svc.Name)
+	}
 	name := RouteName(svc.Name)
 	route := gwac.HTTPRoute(name, svc.Namespace).WithLabels(labels).
 		WithOwnerReferences(owner.OfLLM(svc).Reference()).WithSpec(spec)

@@ -18,6 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apply"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/owner"
 	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
@@ -68,6 +69,11 @@ func ScalingObjects(in Inputs, p Part) ([]apply.Object, error) {
 		triggers, err := userTriggers(s.KEDA.Triggers)
 		if err != nil {
 			return nil, err
+		}
+		if in.ScalesFromZero(p) {
+			// The activator's held and in-flight requests wake it from zero.
+			triggers = append(triggers, map[string]any{"type": "external-push", "metadata": map[string]any{
+				"scalerAddress": in.Activator, "service": presets.WorkloadServiceName(svc.Name)}})
 		}
 		so, err := scaledObject(in, p, &s.KEDA.KEDAScalingSpec, triggers, false)
 		if err != nil {

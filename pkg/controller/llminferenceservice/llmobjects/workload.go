@@ -46,6 +46,9 @@ type Inputs struct {
 	Group []GroupMember
 	// ModelCache is the model cache the model is on; nil for none.
 	ModelCache *components.ModelCache
+	// Activator is the activator's KEDA scaler (serval-config
+	// activator.scalerAddress); "" when it is not installed.
+	Activator string
 }
 
 // ModelPort is the port vLLM serves on in the presets.
@@ -138,6 +141,9 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 		// The autoscaler sets the replicas; the apply step hands them over.
 		c.AutoscalerClass = v1beta1.AutoscalerExternal
 		c.Scale(true, p.Spec.Replicas)
+	}
+	if !worker && in.ScalesFromZero(p) {
+		c.Activator, c.ScaleFromZero = in.Activator, true
 	}
 	c.Extension.DeploymentStrategy = deploymentStrategy(p.Spec.RolloutStrategy)
 	prepareRoutingSidecar(in, &c.Pod)
@@ -291,7 +297,11 @@ func WorkloadObjects(in Inputs, w *PartWorkload) ([]apply.Object, error) {
 	name := presets.WorkloadServiceName(svc.Name)
 	scheme := Scheme(in.TLS)
 	service := corev1ac.Service(name, svc.Namespace).
-		WithLabels(commonLabels(svc, Workload)).
+		WithLabels(commonLabels(svc, Workload))
+	if in.ScalesFromZero(w.Part) {
+		service.WithLabels(scaleFromZeroLabels)
+	}
+	service.
 		WithOwnerReferences(owner.OfLLM(svc).Reference()).
 		WithSpec(corev1ac.ServiceSpec().
 			WithSelector(workloadSelector(svc)).

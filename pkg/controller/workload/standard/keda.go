@@ -51,7 +51,7 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, err
 	}
-	if c.ScalesFromZero() {
+	if c.ScaleFromZero {
 		// The activator's held and in-flight requests: KEDA scales 0→1 the
 		// moment one waits (its cpu and memory scalers cannot scale from
 		// zero), and back to zero once none has for its cooldown.

@@ -31,7 +31,7 @@ func MakeService(c *components.Component) *corev1ac.ServiceApplyConfiguration {
 	}
 	svc := corev1ac.Service(c.Name, c.Namespace()).
 		WithLabels(c.Labels)
-	if c.ScalesFromZero() {
+	if c.ScaleFromZero {
 		// The activator takes the Service's traffic while no replica is
 		// ready; the hosts tell it which component a request is for.
 		svc.WithLabels(map[string]string{v1beta1.ScaleFromZeroLabel: "true"})

@@ -74,7 +74,7 @@ verify: generate manifests ## Regenerate, then fail if generated files drifted f
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 .PHONY: test
-test: controlplane $(HELM) verify helm-lint ## Run all tests (builds the control plane and helm into bin/ first).
+test: controlplane keda-operator $(HELM) verify helm-lint ## Run all tests (builds the control plane, KEDA's operator and helm into bin/ first).
 	go vet ./...
 	go test $(TEST_FLAGS) ./...
 
@@ -117,6 +117,10 @@ bench-graph: router ## Measure the InferenceGraph router against calling a backe
 .PHONY: controlplane
 controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 	@BIN_DIR=$(BIN) test/controlplane/build.sh
+
+.PHONY: keda-operator
+keda-operator: ## Build KEDA's operator into bin/ from its pinned module (the scale-from-zero tests run it).
+	@BIN_DIR=$(BIN) test/controlplane/build.sh keda
 
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CONTROLLER_TOOLS_VERSION) into bin/"

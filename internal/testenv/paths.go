@@ -85,9 +85,10 @@ var upstreamCRDSources = []struct {
 	// Serval imports no cert-manager code, so go.mod does not pin it: the
 	// version is pinned here.
 	{CertManager, "github.com/cert-manager/cert-manager@" + CertManagerVersion, []string{"deploy/crds"}, true},
-	// KEDA's Go packages pin an older controller-runtime, so go.mod does not
-	// require it either; only its ScaledObject CRD is used.
-	{KEDA, "github.com/kedacore/keda/v2@" + KEDAVersion, []string{"config/crd/bases/keda.sh_scaledobjects.yaml"}, true},
+	// KEDA's CRDs, of the release whose operator make controlplane builds
+	// (go.mod requires the module for its external scaler's gRPC package
+	// alone).
+	{KEDA, "github.com/kedacore/keda/v2@" + KEDAVersion, []string{"config/crd/bases"}, true},
 	// LeaderWorkerSet's CRD, for multi-node LLM workloads; Serval builds
 	// LeaderWorkerSets as Unstructured and imports none of its code.
 	{LWS, "sigs.k8s.io/lws@" + LWSVersion, []string{"config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"}, true},
@@ -105,9 +106,9 @@ const OpenTelemetryOperatorVersion = "v0.129.1"
 // tests install.
 const LWSVersion = "v0.8.0"
 
-// KEDAVersion is the KEDA release whose ScaledObject CRD the KEDA tests
-// install.
-const KEDAVersion = "v2.21.0"
+// KEDAVersion is the KEDA release whose CRDs the KEDA tests install and
+// whose operator test/controlplane/build.sh builds (keep them equal).
+const KEDAVersion = "v2.20.2"
 
 // CertManagerVersion is the cert-manager release whose CRDs the chart's
 // certificate objects are checked against.

@@ -2,6 +2,8 @@ package testenv_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +99,14 @@ func TestUpstreamCRDCount(t *testing.T) {
 	assert.GreaterOrEqual(t, groups["gateway.networking.k8s.io"], 5)
 	assert.GreaterOrEqual(t, groups["serving.knative.dev"], 4)
 	assert.GreaterOrEqual(t, groups["networking.istio.io"], 5)
+}
+
+// TestKEDAVersionIsTheBuiltOperators: the KEDA CRDs the tests install are
+// those of the operator make controlplane builds.
+func TestKEDAVersionIsTheBuiltOperators(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "test", "controlplane", "build.sh"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "\nKEDA_VERSION="+testenv.KEDAVersion+"\n")
 }

@@ -152,6 +152,15 @@ func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta
 	}
 	errs = append(errs, v1beta1.ValidateUpdate(old, isvc, v1beta1.ValidationOptions{DefaultDeploymentMode: cfg.DefaultDeploymentMode})...)
 	errs = append(errs, v1beta1.Ratchet(configRules(old, cfg, scs), configRules(isvc, cfg, scs))...)
+	oldKEDA, err := w.zeroNeedsKEDA(ctx, old, cfg)
+	if err != nil {
+		return nil, err
+	}
+	newKEDA, err := w.zeroNeedsKEDA(ctx, isvc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, v1beta1.Ratchet(oldKEDA, newKEDA)...)
 	return nil, invalid(isvc, errs)
 }
 

@@ -205,6 +205,15 @@ func TestKEDAIsAdmitted(t *testing.T) {
 	require.Error(t, err, "scale to zero without KEDA: nothing would scale it up")
 	assert.Contains(t, err.Error(), "spec.predictor.minReplicas: Invalid value: 0: scale to zero in Standard mode needs KEDA, "+
 		"and its CRD scaledobjects.keda.sh is not installed")
+	// An update that brings minReplicas 0 is refused the same way.
+	require.NoError(t, create(strings.Replace(manifest("keda-later"), "minReplicas: 0", "minReplicas: 1", 1)))
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("InferenceService"))
+	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "keda-later"}, u))
+	require.NoError(t, unstructured.SetNestedField(u.Object, int64(0), "spec", "predictor", "minReplicas"))
+	err = k8s.Update(context.Background(), u)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scale to zero in Standard mode needs KEDA")
 
 	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package clustertest
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,13 +22,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/serval-dev/serval/internal/testenv"
@@ -38,40 +31,6 @@ import (
 	"github.com/serval-dev/serval/pkg/activator/kedascaler"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
-
-// hostIP is an address of this machine that is not loopback (an
-// EndpointSlice cannot name 127.0.0.1).
-func hostIP(t *testing.T) string {
-	addrs, err := net.InterfaceAddrs()
-	require.NoError(t, err)
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Skip("no non-loopback IPv4 address to point an EndpointSlice at")
-	return ""
-}
-
-// serveOn serves h on every address, returning the port.
-func serveOn(t *testing.T, h http.Handler) int {
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func slice(ns, name, service, managedBy, ip string, port int) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: managedBy, v1beta1.ComponentLabel: "predictor"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port))}},
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-	}
-}
 
 // TestScaleFromZero: a component at zero gets the activator's
 // EndpointSlice; the KEDA stand-in's stream turns active as requests are
@@ -85,38 +44,11 @@ func TestScaleFromZero(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	k8s := env.Client
-	ip := hostIP(t)
-
-	hosts := activator.NewHosts()
-	a := activator.New(activator.Limits{HoldTimeout: time.Minute}, hosts.Resolve, nil, nil)
-	activatorPort := serveOn(t, a)
-	scalerLn, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gs := grpc.NewServer()
-	kedascaler.Register(gs, a)
-	go func() { _ = gs.Serve(scalerLn) }()
-	defer gs.Stop()
-
 	// The activator runs as its ServiceAccount, with the rights and the
 	// admission policy the chart gives it.
 	asActivator := grantActivatorRights(t, ctx, k8s, env.Config)
-	mgr, err := ctrl.NewManager(asActivator, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
-	require.NoError(t, err)
-	self := types.NamespacedName{Namespace: "serval-system", Name: "serval-activator"}
-	require.NoError(t, (&activator.Cluster{Client: mgr.GetClient(), Activator: a, Hosts: hosts, Self: self, Port: int32(activatorPort)}).SetupWithManager(mgr))
-	go func() { _ = mgr.Start(ctx) }()
-
-	for _, ns := range []string{"serval-system", "team-a"} {
-		require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	require.NoError(t, k8s.Create(ctx, slice(self.Namespace, "serval-activator-x", self.Name, "endpointslice-controller.k8s.io", ip, activatorPort)))
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "iris-predictor",
-		Labels:      map[string]string{v1beta1.ScaleFromZeroLabel: "true", v1beta1.ComponentLabel: "predictor"},
-		Annotations: map[string]string{v1beta1.HostsAnnotation: "iris-team-a.example.com"}},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "iris"},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
-	require.NoError(t, k8s.Create(ctx, svc))
+	r := startRig(ctx, t, k8s, asActivator, activator.Limits{HoldTimeout: time.Minute})
+	ip, activatorPort := r.ip, r.port
 
 	testenv.Eventually(t, "the activator's EndpointSlice in front of the component at zero", func() bool {
 		s := &discoveryv1.EndpointSlice{}
@@ -130,7 +62,7 @@ func TestScaleFromZero(t *testing.T) {
 	// KEDA's external-push scaler opens the stream and scales 0→1 when it
 	// turns active; here, "a replica" is a local server the Service's
 	// EndpointSlice points at.
-	conn, err := grpc.NewClient(scalerLn.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(r.scaler, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
 	stream, err := externalscaler.NewExternalScalerClient(conn).StreamIsActive(ctx,
@@ -140,45 +72,16 @@ func TestScaleFromZero(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, first.Result)
 
-	var mu sync.Mutex
-	seen := map[string]int{}
-	replicaPort := serveOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen[string(body)]++
-		mu.Unlock()
-		_, _ = io.WriteString(w, "ok")
-	}))
-
+	rp := startReplica(t)
 	const n = 200
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+net.JoinHostPort(ip, strconv.Itoa(activatorPort)), strings.NewReader(fmt.Sprint(i)))
-			req.Host = "iris-team-a.example.com"
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return
-			}
-			_ = resp.Body.Close()
-			statuses[i] = resp.StatusCode
-		})
-	}
+	wait := r.send(n, "iris-team-a.example.com")
 	active, err := stream.Recv()
 	require.NoError(t, err)
 	require.True(t, active.Result, "active once a request is held")
-	testenv.Eventually(t, "every request held", func() bool { return a.Demand(types.NamespacedName{Namespace: "team-a", Name: "iris-predictor"}) == n })
+	testenv.Eventually(t, "every request held", func() bool { return r.a.Demand(component) == n })
 
-	require.NoError(t, k8s.Create(ctx, slice("team-a", "iris-predictor-abcde", "iris-predictor", "endpointslice-controller.k8s.io", ip, replicaPort)))
-	wg.Wait()
-	for i, s := range statuses {
-		require.Equal(t, http.StatusOK, s, "request %d", i)
-	}
-	require.Len(t, seen, n)
-	for body, times := range seen {
-		require.Equal(t, 1, times, "request %s reached the replica once", body)
-	}
+	require.NoError(t, k8s.Create(ctx, slice("team-a", "iris-predictor-abcde", "iris-predictor", "endpointslice-controller.k8s.io", ip, rp.port)))
+	rp.servedEachOnce(t, wait())
 	testenv.Eventually(t, "the activator's EndpointSlice gone once a replica is ready", func() bool {
 		return k8s.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "iris-predictor-activator"}, &discoveryv1.EndpointSlice{}) != nil
 	})

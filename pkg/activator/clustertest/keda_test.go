@@ -2,37 +2,26 @@ package clustertest
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/activator"
 	"github.com/serval-dev/serval/pkg/activator/kedascaler"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/pki"
 )
 
@@ -116,36 +105,13 @@ func TestWithKEDA(t *testing.T) {
 	t.Cleanup(func() { _ = env.Stop() })
 	k8s := env.Client
 	startKEDA(t, env)
-	ip := hostIP(t)
+	r := startRig(ctx, t, k8s, env.Config, activator.Limits{HoldTimeout: 2 * time.Minute})
 
-	hosts := activator.NewHosts()
-	a := activator.New(activator.Limits{HoldTimeout: 2 * time.Minute}, hosts.Resolve, nil, nil)
-	activatorPort := serveOn(t, a)
-	scalerLn, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gs := grpc.NewServer()
-	kedascaler.Register(gs, a)
-	go func() { _ = gs.Serve(scalerLn) }()
-	defer gs.Stop()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
-	require.NoError(t, err)
-	self := types.NamespacedName{Namespace: "serval-system", Name: "serval-activator"}
-	require.NoError(t, (&activator.Cluster{Client: mgr.GetClient(), Activator: a, Hosts: hosts, Self: self, Port: int32(activatorPort)}).SetupWithManager(mgr))
-	go func() { _ = mgr.Start(ctx) }()
-
-	for _, ns := range []string{"serval-system", "team-a"} {
-		require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	require.NoError(t, k8s.Create(ctx, slice(self.Namespace, "serval-activator-x", self.Name, "endpointslice-controller.k8s.io", ip, activatorPort)))
 	labels := map[string]string{"app": "iris"}
 	require.NoError(t, k8s.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "iris-predictor"},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container", Image: "example.com/iris:1"}}}}}}))
-	require.NoError(t, k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "iris-predictor",
-		Labels: map[string]string{v1beta1.ScaleFromZeroLabel: "true", v1beta1.ComponentLabel: "predictor"}},
-		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}))
 
 	so := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
@@ -154,45 +120,18 @@ func TestWithKEDA(t *testing.T) {
 			"scaleTargetRef":  map[string]any{"name": "iris-predictor"},
 			"minReplicaCount": int64(0), "maxReplicaCount": int64(1), "pollingInterval": int64(1), "cooldownPeriod": int64(2),
 			"triggers": []any{map[string]any{"type": "external-push", "metadata": map[string]any{
-				"scalerAddress": scalerLn.Addr().String(), kedascaler.ServiceKey: "iris-predictor"}}},
+				"scalerAddress": r.scaler, kedascaler.ServiceKey: "iris-predictor"}}},
 		}}}
 	require.NoError(t, k8s.Create(ctx, so))
 	eventually(t, "KEDA scales the idle component to zero", func() bool { return replicas(t, env, "team-a", "iris-predictor") == 0 })
 
-	var mu sync.Mutex
-	seen := map[string]int{}
-	replicaPort := serveOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		seen[string(body)]++
-		mu.Unlock()
-		_, _ = io.WriteString(w, "ok")
-	}))
-	const n = 50
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+net.JoinHostPort(ip, strconv.Itoa(activatorPort)), strings.NewReader(fmt.Sprint(i)))
-			req.Host = "iris-predictor.team-a.svc.cluster.local"
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				_ = resp.Body.Close()
-				statuses[i] = resp.StatusCode
-			}
-		})
-	}
+	rp := startReplica(t)
+	wait := r.send(50, "iris-predictor.team-a.svc.cluster.local")
 	eventually(t, "KEDA scales it to one for the held requests", func() bool { return replicas(t, env, "team-a", "iris-predictor") == 1 })
 	// The replica is ready: its endpoint appears, as the EndpointSlice
 	// controller would write it.
-	require.NoError(t, k8s.Create(ctx, slice("team-a", "iris-predictor-abcde", "iris-predictor", "endpointslice-controller.k8s.io", ip, replicaPort)))
-	wg.Wait()
-	for i, s := range statuses {
-		require.Equal(t, http.StatusOK, s, "request %d", i)
-	}
-	require.Len(t, seen, n)
-	for body, times := range seen {
-		require.Equal(t, 1, times, "request %s reached the replica once", body)
-	}
+	require.NoError(t, k8s.Create(ctx, slice("team-a", "iris-predictor-abcde", "iris-predictor", "endpointslice-controller.k8s.io", r.ip, rp.port)))
+	rp.servedEachOnce(t, wait())
 	eventually(t, "back to zero once served and idle", func() bool { return replicas(t, env, "team-a", "iris-predictor") == 0 })
 }
 

@@ -264,12 +264,7 @@ func TestScalingTakesOverTheReplicas(t *testing.T) {
 	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	assert.Equal(t, int64(3), n, "the running groups are kept, not reset to 1")
 
-	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
-	require.NoError(t, err)
-	if !exists(&apiextensionsv1.CustomResourceDefinition{}, "", "scaledobjects.keda.sh") {
-		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
-		require.NoError(t, err)
-	}
+	installKEDA(t)
 	so := &unstructured.Unstructured{}
 	so.SetGroupVersionKind(schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"})
 	eventually(t, "the ScaledObject once the CRD exists", func() bool {

@@ -43,12 +43,7 @@ func TestScaleFromZero(t *testing.T) {
       triggers: [{type: cpu, metricType: Utilization, metadata: {value: "60"}}]
 `)
 	eventually(t, "the service reconciled", func() bool { return condition(t, ns, "idle", "PresetsCombined") == "True/Combined" })
-	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
-	require.NoError(t, err)
-	if !exists(&apiextensionsv1.CustomResourceDefinition{}, "", "scaledobjects.keda.sh") {
-		_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
-		require.NoError(t, err)
-	}
+	installKEDA(t)
 	so := &unstructured.Unstructured{}
 	so.SetGroupVersionKind(schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"})
 	eventually(t, "the activator's trigger", func() bool {
@@ -93,4 +88,17 @@ func TestScaleFromZero(t *testing.T) {
 		return condition(t, ns, "idle", "MainWorkloadReady") == "True/Available" &&
 			condition(t, ns, "idle", "MainWorkloadScaledToZero") == "True/NoDemand"
 	})
+}
+
+// installKEDA installs KEDA's CRDs, unless an earlier test did (they are
+// left for the rest of the run).
+func installKEDA(t *testing.T) {
+	t.Helper()
+	if exists(&apiextensionsv1.CustomResourceDefinition{}, "", "scaledobjects.keda.sh") {
+		return
+	}
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: paths})
+	require.NoError(t, err)
 }

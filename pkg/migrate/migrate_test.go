@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/serval-dev/serval/internal/golden"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
@@ -118,12 +120,34 @@ func TestOneMalformedFileDoesNotStopTheOthers(t *testing.T) {
 	assert.FileExists(t, filepath.Join(out, "b-good.yaml"))
 }
 
-// FuzzFile: no input makes the migration panic.
+// FuzzFile: no input makes the migration panic, and what it writes in
+// place parses as the document it migrated: the same tree as encoding it
+// whole would give.
 func FuzzFile(f *testing.F) {
 	f.Add([]byte("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nspec: {predictor: {onnx: {}}}\n"))
 	f.Add([]byte("---\n---\nkind: x\n"))
+	f.Add([]byte("apiVersion: \"serving.kserve.io/v1beta1\"   # c\nkind: InferenceService\nmetadata:\n    name: x\nspec:\n    predictor:\n" +
+		"        model:\n            modelFormat: {name: onnx}\n            storageUri: 'gs://b/m'   # q\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, _ = File("fuzz.yaml", data, Options{})
+		out, _, err := File("fuzz.yaml", data, Options{DefaultMode: "Serverless"})
+		if err != nil {
+			return
+		}
+		in, written := splitDocuments(data), splitDocuments(out)
+		require.Len(t, written, len(in), "one document out for each in")
+		for i, p := range written {
+			var was, got any
+			if yaml.Unmarshal(in[i].body, &was) != nil {
+				continue // passed through as it was
+			}
+			if err := yaml.Unmarshal(p.body, &got); err != nil {
+				t.Fatalf("document %d of the output does not parse: %v\n%s", i+1, err, out)
+			}
+			// A KServe kind Serval serves comes out in Serval's group.
+			if m, ok := was.(map[string]any); ok && fmt.Sprint(m["apiVersion"]) == kserveGroup+"/"+servedKinds[fmt.Sprint(m["kind"])] {
+				require.Equal(t, servalGroup+"/"+servedKinds[fmt.Sprint(m["kind"])], got.(map[string]any)["apiVersion"], "document %d\n%s", i+1, out)
+			}
+		}
 	})
 }
 

@@ -50,25 +50,21 @@ const (
 )
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxHeld <= 0 {
-		l.MaxHeld = DefaultMaxHeld
-	}
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if l.MaxHeldBytes <= 0 {
-		l.MaxHeldBytes = DefaultMaxHeldBytes
-	}
-	if l.HoldTimeout <= 0 {
-		l.HoldTimeout = DefaultHoldTimeout
-	}
-	if l.ForwardTimeout <= 0 {
-		l.ForwardTimeout = DefaultForwardTimeout
-	}
-	if l.RetryAfter <= 0 {
-		l.RetryAfter = DefaultRetryAfter
-	}
+	l.MaxHeld = orDefault(l.MaxHeld, DefaultMaxHeld)
+	l.MaxBodyBytes = orDefault(l.MaxBodyBytes, DefaultMaxBodyBytes)
+	l.MaxHeldBytes = orDefault(l.MaxHeldBytes, DefaultMaxHeldBytes)
+	l.HoldTimeout = orDefault(l.HoldTimeout, DefaultHoldTimeout)
+	l.ForwardTimeout = orDefault(l.ForwardTimeout, DefaultForwardTimeout)
+	l.RetryAfter = orDefault(l.RetryAfter, DefaultRetryAfter)
 	return l
+}
+
+// orDefault is v, or d when v is not above zero.
+func orDefault[T int | int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 // Activator is an http.Handler that forwards a component's requests to a

@@ -196,17 +196,7 @@ func TestScaleFromZero(t *testing.T) {
 		isvc := getISVC(t, ns, "idle")
 		return hasCondition(isvc, v1beta1.ConditionReady, metav1.ConditionTrue, "") && cond(isvc, v1beta1.ConditionPredictorScaledToZero) == nil
 	})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "idle-predictor-1", Namespace: ns, Labels: map[string]string{
-			v1beta1.InferenceServiceLabel: "idle", v1beta1.ComponentLabel: "predictor"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container", Image: "x"}}},
-	}
-	require.NoError(t, k8s.Create(context.Background(), pod))
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "kserve-container", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-			Reason: "ImagePullBackOff", Message: `Back-off pulling image "x"`}},
-	}}}
-	require.NoError(t, k8s.Status().Update(context.Background(), pod))
+	createPodPullingNothing(t, ns, "idle-predictor-1", "idle")
 	eventually(t, "a cold start that fails says why", func() bool {
 		c := cond(getISVC(t, ns, "idle"), v1beta1.ConditionPredictorReady)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "ImagePullBackOff")

@@ -63,9 +63,22 @@ func TestOldPodsServeWhileTheNewOneFails(t *testing.T) {
 	createISVC(t, ns, "rollout", "sklearn-rollout")
 	eventually(t, "the Deployment", func() bool { return exists(&appsv1.Deployment{}, ns, "rollout-predictor") })
 	setDeploymentStatus(t, ns, "rollout-predictor", true, false)
+	createPodPullingNothing(t, ns, "rollout-predictor-new", "rollout")
+	eventually(t, "Ready with a failing rollout", func() bool {
+		i := getISVC(t, ns, "rollout")
+		return hasCondition(i, v1beta1.ConditionReady, metav1.ConditionTrue, "") &&
+			hasCondition(i, v1beta1.ConditionLatestDeploymentReady, metav1.ConditionFalse, v1beta1.ReasonRolloutFailed)
+	})
+	assert.Contains(t, cond(getISVC(t, ns, "rollout"), v1beta1.ConditionLatestDeploymentReady).Message, "ImagePullBackOff")
+}
+
+// createPodPullingNothing creates a predictor pod of the InferenceService
+// whose image does not pull (ImagePullBackOff).
+func createPodPullingNothing(t *testing.T, ns, name, isvc string) {
+	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "rollout-predictor-new", Namespace: ns, Labels: map[string]string{
-			v1beta1.InferenceServiceLabel: "rollout", v1beta1.ComponentLabel: "predictor"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+			v1beta1.InferenceServiceLabel: isvc, v1beta1.ComponentLabel: "predictor"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kserve-container", Image: "x"}}},
 	}
 	require.NoError(t, k8s.Create(context.Background(), pod))
@@ -74,10 +87,4 @@ func TestOldPodsServeWhileTheNewOneFails(t *testing.T) {
 			Reason: "ImagePullBackOff", Message: `Back-off pulling image "x"`}},
 	}}}
 	require.NoError(t, k8s.Status().Update(context.Background(), pod))
-	eventually(t, "Ready with a failing rollout", func() bool {
-		i := getISVC(t, ns, "rollout")
-		return hasCondition(i, v1beta1.ConditionReady, metav1.ConditionTrue, "") &&
-			hasCondition(i, v1beta1.ConditionLatestDeploymentReady, metav1.ConditionFalse, v1beta1.ReasonRolloutFailed)
-	})
-	assert.Contains(t, cond(getISVC(t, ns, "rollout"), v1beta1.ConditionLatestDeploymentReady).Message, "ImagePullBackOff")
 }

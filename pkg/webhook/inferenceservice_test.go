@@ -8,8 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -201,7 +205,28 @@ func TestKEDAIsAdmitted(t *testing.T) {
 		return isvcYAML(name, "  annotations: {serving.serval.dev/autoscalerClass: keda}\n", sklearnModel+
 			"    minReplicas: 0\n    autoScaling: {metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]}\n")
 	}
-	err := create(manifest("keda-without"))
+	// Without KEDA's CRDs (an earlier run's may still be going away).
+	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
+	require.NoError(t, err)
+	opts := envtest.CRDInstallOptions{Paths: paths}
+	require.NoError(t, envtest.ReadCRDFiles(&opts))
+	for _, c := range opts.CRDs {
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		testenv.Eventually(t, "no CRD "+c.Name, func() bool {
+			return apierrors.IsNotFound(k8s.Get(context.Background(), types.NamespacedName{Name: c.Name}, crd))
+		})
+	}
+	t.Cleanup(func() {
+		for _, name := range []string{"keda-later", "keda"} {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("InferenceService"))
+			u.SetNamespace("default")
+			u.SetName(name)
+			_ = k8s.Delete(context.Background(), u)
+		}
+	})
+	err = create(manifest("keda-without"))
 	require.Error(t, err, "scale to zero without KEDA: nothing would scale it up")
 	assert.Contains(t, err.Error(), "spec.predictor.minReplicas: Invalid value: 0: scale to zero in Standard mode needs KEDA, "+
 		"and its CRD scaledobjects.keda.sh is not installed")
@@ -209,15 +234,14 @@ func TestKEDAIsAdmitted(t *testing.T) {
 	require.NoError(t, create(strings.Replace(manifest("keda-later"), "minReplicas: 0", "minReplicas: 1", 1)))
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("InferenceService"))
-	require.NoError(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "keda-later"}, u))
-	require.NoError(t, unstructured.SetNestedField(u.Object, int64(0), "spec", "predictor", "minReplicas"))
-	err = k8s.Update(context.Background(), u)
+	u.SetNamespace("default")
+	u.SetName("keda-later")
+	// A merge patch: the manager may write the object meanwhile.
+	err = k8s.Patch(context.Background(), u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"predictor":{"minReplicas":0}}}`)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "scale to zero in Standard mode needs KEDA")
 
-	paths, err := testenv.UpstreamCRDPathsOf(testenv.KEDA)
-	require.NoError(t, err)
-	opts := envtest.CRDInstallOptions{Paths: paths}
+	opts = envtest.CRDInstallOptions{Paths: paths}
 	_, err = envtest.InstallCRDs(env.Config, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = envtest.UninstallCRDs(env.Config, opts) })

@@ -108,11 +108,19 @@ func (w *Watches) watch(ctx context.Context, k kinds.Kind) error {
 	if !w.Present(k) {
 		return nil
 	}
+	key := k.GVK.String()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.watching[k.GVK.String()] || w.ctrl == nil {
+	if w.watching[key] || w.ctrl == nil {
+		w.mu.Unlock()
 		return nil
 	}
+	// Claimed, then the lock released: Watch blocks while the controller
+	// starts, and the CRD events' handler (refresh) must not wait on it
+	// meanwhile, or the controller's start waits for that handler's source
+	// until its cache-sync timeout.
+	w.watching[key] = true
+	ctrl := w.ctrl
+	w.mu.Unlock()
 	// A child's creation wakes no reconcile: the reconcile that created it
 	// saw it created (apply.FreshReader). The informer's first list does:
 	// an optional kind's watch may start after its owners were reconciled,
@@ -123,10 +131,12 @@ func (w *Watches) watch(ctx context.Context, k kinds.Kind) error {
 	}
 	enqueue := Prioritized(handler.EnqueueRequestForOwner(w.scheme, w.mapper, w.owner, handler.OnlyControllerOwner()))
 	src := source.Kind(w.cache, k.New(), enqueue, preds...)
-	if err := w.ctrl.Watch(src); err != nil {
+	if err := ctrl.Watch(src); err != nil {
+		w.mu.Lock()
+		delete(w.watching, key)
+		w.mu.Unlock()
 		return err
 	}
-	w.watching[k.GVK.String()] = true
 	if k.Optional() {
 		log.FromContext(ctx).Info("Watching an optional kind now that its CRD exists", "kind", k.String())
 	}

@@ -22,8 +22,8 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		conditions: &conditionCollector{desc: prometheus.NewDesc("serval_inferenceservice_condition",
-			"The conditions of each InferenceService: one series per condition type, for its current status, with value 1.",
-			[]string{"namespace", "name", "type", "status"}, nil)},
+			"The conditions of each InferenceService: one series per condition type, for its current status and reason, with value 1.",
+			[]string{"namespace", "name", "type", "status", "reason"}, nil)},
 		applies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "serval_apply_total",
 			Help: "Child objects written (server-side apply, handover, prune) or skipped as unchanged, by kind.",
@@ -79,8 +79,11 @@ func (c *conditionCollector) Collect(ch chan<- prometheus.Metric) {
 	for i := range list.Items {
 		isvc := &list.Items[i]
 		for _, cond := range isvc.Status.Conditions {
+			// The reason is one of a fixed set (a CamelCase word): it names
+			// why a service is not Ready in alerts, at no cardinality a
+			// condition's message would have.
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1,
-				isvc.Namespace, isvc.Name, cond.Type, string(cond.Status))
+				isvc.Namespace, isvc.Name, cond.Type, string(cond.Status), cond.Reason)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func isvcWithConditions(namespace, name string, conds ...metav1.Condition) *v1be
 
 // TestConditionMetricReadsTheInferenceServices: the condition metric is
 // the conditions of the InferenceServices as the reader has them, one
-// series per condition with its current status, nothing before a reader is
+// series per condition with its current status and reason, nothing before a reader is
 // set and nothing for an InferenceService without a status yet.
 func TestConditionMetricReadsTheInferenceServices(t *testing.T) {
 	const name = "serval_inferenceservice_condition"
@@ -37,14 +37,14 @@ func TestConditionMetricReadsTheInferenceServices(t *testing.T) {
 			metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue},
 			metav1.Condition{Type: v1beta1.ConditionIngressReady, Status: metav1.ConditionTrue}),
 		isvcWithConditions("b", "loading",
-			metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse}),
+			metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: "ModelLoading"}),
 		isvcWithConditions("b", "new"),
 	).Build())
-	want := `# HELP serval_inferenceservice_condition The conditions of each InferenceService: one series per condition type, for its current status, with value 1.
+	want := `# HELP serval_inferenceservice_condition The conditions of each InferenceService: one series per condition type, for its current status and reason, with value 1.
 # TYPE serval_inferenceservice_condition gauge
-serval_inferenceservice_condition{name="loading",namespace="b",status="False",type="Ready"} 1
-serval_inferenceservice_condition{name="ready",namespace="a",status="True",type="` + v1beta1.ConditionIngressReady + `"} 1
-serval_inferenceservice_condition{name="ready",namespace="a",status="True",type="Ready"} 1
+serval_inferenceservice_condition{name="loading",namespace="b",reason="ModelLoading",status="False",type="Ready"} 1
+serval_inferenceservice_condition{name="ready",namespace="a",reason="",status="True",type="` + v1beta1.ConditionIngressReady + `"} 1
+serval_inferenceservice_condition{name="ready",namespace="a",reason="",status="True",type="Ready"} 1
 `
 	assert.NoError(t, testutil.CollectAndCompare(m.conditions, strings.NewReader(want), name))
 }

@@ -80,8 +80,9 @@ type Activator struct {
 	comps     map[Key]*component
 	heldBytes int64
 	closed    bool
-	// watchers are told of every change of a component's demand.
-	watchers map[chan Key]struct{}
+	// watchers are told of every change of a component's demand, by
+	// component.
+	watchers map[Key]map[chan struct{}]struct{}
 }
 
 // component is one component's state.
@@ -97,6 +98,9 @@ type component struct {
 	inflight int
 	// coldSince is when the first request of a cold start was held.
 	coldSince time.Time
+	// gone: forgotten (Forget) while requests were in flight; the entry
+	// goes with the last of them.
+	gone bool
 }
 
 // waiter is one held request.
@@ -108,7 +112,8 @@ type waiter struct {
 	arrived time.Time
 }
 
-// release is a waiter's outcome: the backend to forward to, or why not.
+// release is a waiter's outcome: the backend to forward to, or the
+// message of the 503 it gets instead.
 // A request released with others is sent after the one before it was
 // written (after closes then), so that they reach the replica in arrival
 // order; sent closes once this one is.
@@ -126,7 +131,7 @@ func New(l Limits, resolve func(*http.Request) (Key, bool), transport http.Round
 		transport = http.DefaultTransport
 	}
 	a := &Activator{limits: l.withDefaults(), resolve: resolve, metrics: m, now: time.Now,
-		comps: map[Key]*component{}, watchers: map[chan Key]struct{}{}}
+		comps: map[Key]*component{}, watchers: map[Key]map[chan struct{}]struct{}{}}
 	a.proxy = &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -170,15 +175,11 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.forward(w, r, key, backend, nil, nil, nil)
 		return
 	}
-	failure, full := c.failure, len(c.held) >= a.limits.MaxHeld
+	// Refused before its body is read, if it would be after.
+	msg, reason := a.refusal(c)
 	a.mu.Unlock()
-	switch {
-	case failure != "":
-		a.fail(w, key, http.StatusServiceUnavailable, "the component cannot start: "+failure, true)
-		return
-	case full:
-		a.metrics.rejected(key, "queue-full")
-		a.fail(w, key, http.StatusServiceUnavailable, fmt.Sprintf("the component is starting and holds %d requests already", a.limits.MaxHeld), true)
+	if msg != "" {
+		a.refuse(w, key, msg, reason)
 		return
 	}
 	body, err := a.readBody(r)
@@ -187,18 +188,36 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, key, http.StatusRequestEntityTooLarge, err.Error(), false)
 		return
 	}
-	wt, msg := a.hold(key, int64(len(body)))
-	if wt != nil {
-		// The server's write timeout counts from the request's headers; a
-		// held request's answer may come that much later.
-		_ = http.NewResponseController(w).SetWriteDeadline(a.now().Add(a.limits.HoldTimeout + a.limits.ForwardTimeout))
-	}
+	wt, msg, reason := a.hold(key, int64(len(body)))
 	if wt == nil {
-		a.metrics.rejected(key, "busy")
-		a.fail(w, key, http.StatusServiceUnavailable, msg, true)
+		a.refuse(w, key, msg, reason)
 		return
 	}
+	// The server's write timeout counts from the request's headers; a held
+	// request's answer may come that much later.
+	_ = http.NewResponseController(w).SetWriteDeadline(a.now().Add(a.limits.HoldTimeout + a.limits.ForwardTimeout))
 	a.wait(w, r, key, wt, body)
+}
+
+// refusal says why the component takes no request now, with the reason
+// the metrics count it under ("" for a failed cold start, which is not a
+// bound); "" when it takes them. a.mu is held.
+func (a *Activator) refusal(c *component) (msg, reason string) {
+	switch {
+	case c.failure != "":
+		return "the component cannot start: " + c.failure, ""
+	case len(c.held) >= a.limits.MaxHeld:
+		return fmt.Sprintf("the component is starting and holds %d requests already", a.limits.MaxHeld), "queue-full"
+	}
+	return "", ""
+}
+
+// refuse answers a request the activator does not hold: 503, Retry-After.
+func (a *Activator) refuse(w http.ResponseWriter, key Key, msg, reason string) {
+	if reason != "" {
+		a.metrics.rejected(key, reason)
+	}
+	a.fail(w, key, http.StatusServiceUnavailable, msg, true)
 }
 
 // readBody reads a request's body, up to MaxBodyBytes.
@@ -222,37 +241,36 @@ func (a *Activator) readBody(r *http.Request) ([]byte, error) {
 }
 
 // hold queues a request of n body bytes, unless the component started
-// meanwhile (then the waiter is released at once) or a bound is reached
-// (then it returns nil and why).
-func (a *Activator) hold(key Key, n int64) (*waiter, string) {
+// meanwhile (then the waiter is released at once) or it is refused (then
+// it returns nil, why, and the metrics' reason).
+func (a *Activator) hold(key Key, n int64) (wt *waiter, msg, reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, "the activator is shutting down"
+		return nil, "the activator is shutting down", ""
 	}
 	if a.heldBytes+n > a.limits.MaxHeldBytes {
-		return nil, "the activator holds as many request bodies as it may"
+		return nil, "the activator holds as many request bodies as it may", "busy"
 	}
 	c := a.component(key)
-	if len(c.held) >= a.limits.MaxHeld {
-		return nil, fmt.Sprintf("the component is starting and holds %d requests already", a.limits.MaxHeld)
+	wt = &waiter{done: make(chan release, 1), bytes: n, arrived: a.now()}
+	if c.backend != "" {
+		a.heldBytes += n
+		c.inflight++
+		wt.done <- release{backend: c.backend}
+		return wt, "", ""
 	}
-	wt := &waiter{done: make(chan release, 1), bytes: n, arrived: a.now()}
+	if msg, reason := a.refusal(c); msg != "" {
+		return nil, msg, reason
+	}
 	a.heldBytes += n
-	if c.backend != "" || c.failure != "" {
-		wt.done <- release{backend: c.backend, failure: c.failure}
-		if c.backend != "" {
-			c.inflight++
-		}
-		return wt, ""
-	}
 	if len(c.held) == 0 {
 		c.coldSince = wt.arrived
 	}
 	c.held = append(c.held, wt)
 	a.metrics.setHeld(key, len(c.held))
 	a.notify(key)
-	return wt, ""
+	return wt, "", ""
 }
 
 // wait waits for the held request's release, then forwards it or answers.
@@ -279,7 +297,7 @@ func (a *Activator) wait(w http.ResponseWriter, r *http.Request, key Key, wt *wa
 	}
 	if rel.backend == "" {
 		a.releaseBytes(wt.bytes)
-		a.fail(w, key, http.StatusServiceUnavailable, "the component cannot start: "+rel.failure, true)
+		a.fail(w, key, http.StatusServiceUnavailable, rel.failure, true)
 		return
 	}
 	var once sync.Once
@@ -355,7 +373,7 @@ func (a *Activator) SetBackend(key Key, backend string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.component(key)
-	c.backend = backend
+	c.backend, c.gone = backend, false
 	if backend == "" {
 		return
 	}
@@ -364,15 +382,13 @@ func (a *Activator) SetBackend(key Key, backend string) {
 		a.metrics.coldStart(key, a.now().Sub(c.coldSince))
 	}
 	var after <-chan struct{}
-	for _, wt := range c.held {
+	a.releaseHeld(key, c, func() release {
 		c.inflight++
 		sent := make(chan struct{})
-		wt.done <- release{backend: backend, after: after, sent: sent}
+		r := release{backend: backend, after: after, sent: sent}
 		after = sent
-	}
-	c.held, c.coldSince = nil, time.Time{}
-	a.metrics.setHeld(key, 0)
-	a.notify(key)
+		return r
+	})
 }
 
 // SetFailure records why the component's cold start failed (an image that
@@ -382,12 +398,42 @@ func (a *Activator) SetFailure(key Key, reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.component(key)
-	c.failure = reason
-	if reason == "" {
+	c.failure, c.gone = reason, false
+	if reason != "" {
+		a.releaseHeld(key, c, func() release { return release{failure: "the component cannot start: " + reason} })
+	}
+}
+
+// Forget drops a component whose Service is gone or no longer scales from
+// zero: what it holds is answered 503, and its state goes once nothing of
+// it is in flight, so that the activator keeps no state of a component
+// that is not there.
+func (a *Activator) Forget(key Key) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.comps[key]
+	if c == nil {
+		return
+	}
+	c.backend = ""
+	a.releaseHeld(key, c, func() release {
+		return release{failure: "the component's Service is gone or no longer scales from zero"}
+	})
+	if c.inflight == 0 {
+		delete(a.comps, key)
+	} else {
+		c.gone = true
+	}
+}
+
+// releaseHeld releases the component's held requests in arrival order,
+// each with what next gives it; a.mu is held.
+func (a *Activator) releaseHeld(key Key, c *component, next func() release) {
+	if len(c.held) == 0 {
 		return
 	}
 	for _, wt := range c.held {
-		wt.done <- release{failure: reason}
+		wt.done <- next()
 	}
 	c.held, c.coldSince = nil, time.Time{}
 	a.metrics.setHeld(key, 0)
@@ -406,27 +452,34 @@ func (a *Activator) Demand(key Key) int {
 	return len(c.held) + c.inflight
 }
 
-// Watch returns a channel that receives a component's key whenever its
-// demand may have changed, until stop is called. A slow reader misses
-// changes, never blocks the activator: it reads Demand again.
-func (a *Activator) Watch() (changes <-chan Key, stop func()) {
-	ch := make(chan Key, 64)
+// Watch returns a channel that receives whenever the component's demand
+// may have changed, until stop is called. Changes coalesce while the
+// reader is busy (it reads Demand again), and none is lost: a change
+// after the last receive always leaves one pending.
+func (a *Activator) Watch(key Key) (changes <-chan struct{}, stop func()) {
+	ch := make(chan struct{}, 1)
 	a.mu.Lock()
-	a.watchers[ch] = struct{}{}
+	if a.watchers[key] == nil {
+		a.watchers[key] = map[chan struct{}]struct{}{}
+	}
+	a.watchers[key][ch] = struct{}{}
 	a.mu.Unlock()
 	return ch, func() {
 		a.mu.Lock()
-		delete(a.watchers, ch)
+		delete(a.watchers[key], ch)
+		if len(a.watchers[key]) == 0 {
+			delete(a.watchers, key)
+		}
 		a.mu.Unlock()
 	}
 }
 
-// notify tells the watchers of a change; a.mu is held.
+// notify tells the component's watchers of a change; a.mu is held.
 func (a *Activator) notify(key Key) {
-	for ch := range a.watchers {
+	for ch := range a.watchers[key] {
 		select {
-		case ch <- key:
-		default:
+		case ch <- struct{}{}:
+		default: // one is pending already
 		}
 	}
 }
@@ -438,11 +491,7 @@ func (a *Activator) Shutdown() {
 	defer a.mu.Unlock()
 	a.closed = true
 	for key, c := range a.comps {
-		for _, wt := range c.held {
-			wt.done <- release{failure: "the activator is shutting down"}
-		}
-		c.held = nil
-		a.metrics.setHeld(key, 0)
+		a.releaseHeld(key, c, func() release { return release{failure: "the activator is shutting down"} })
 	}
 }
 

@@ -276,3 +276,47 @@ func TestHeldBytesBound(t *testing.T) {
 		assert.Equal(t, http.StatusServiceUnavailable, (<-answers).status)
 	}
 }
+
+// TestForget: a component whose Service goes answers what it holds and
+// leaves no state behind.
+func TestForget(t *testing.T) {
+	a := New(Limits{}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	done := make(chan answer)
+	go func() { done <- send(t, front.URL, "x") }()
+	waitDemand(t, a, 1)
+	a.Forget(model)
+	ans := <-done
+	assert.Equal(t, http.StatusServiceUnavailable, ans.status)
+	assert.Contains(t, ans.body, "Service is gone or no longer scales from zero")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	assert.Empty(t, a.comps, "nothing kept of a component that is not there")
+}
+
+// TestWatchIsPerComponent: a component's watcher is told of its changes
+// only, and a change made while it is busy is never lost.
+func TestWatchIsPerComponent(t *testing.T) {
+	a := New(Limits{}, oneComponent, nil, nil)
+	changes, stop := a.Watch(model)
+	defer stop()
+	for i := range 1000 {
+		a.SetFailure(Key{Namespace: "other", Name: fmt.Sprint(i)}, "x") // no one holds there: no change
+		a.Forget(Key{Namespace: "other", Name: fmt.Sprint(i)})
+	}
+	select {
+	case <-changes:
+		t.Fatal("told of another component's changes")
+	default:
+	}
+	front := httptest.NewServer(a)
+	defer front.Close()
+	go func() { send(t, front.URL, "x") }()
+	select {
+	case <-changes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not told that a request is held")
+	}
+	a.Shutdown()
+}

@@ -99,7 +99,7 @@ func (c *Cluster) reconcileBackend(ctx context.Context, req reconcile.Request) (
 			return reconcile.Result{}, err
 		}
 		c.Hosts.Delete(key)
-		c.Activator.SetBackend(key, "")
+		c.Activator.Forget(key)
 		return reconcile.Result{}, nil
 	}
 	var extra []string
@@ -131,13 +131,18 @@ func (c *Cluster) readyBackend(ctx context.Context, svc *corev1.Service) (string
 	if err := c.Client.List(ctx, list, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return "", err
 	}
+	port := heldPort(svc)
+	if port == nil {
+		return "", nil
+	}
 	for _, s := range list.Items {
-		if s.Labels[discoveryv1.LabelManagedBy] == ManagedBy || len(s.Ports) == 0 || s.Ports[0].Port == nil {
+		i := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return ptr.Deref(p.Name, "") == port.Name })
+		if s.Labels[discoveryv1.LabelManagedBy] == ManagedBy || i < 0 || s.Ports[i].Port == nil {
 			continue
 		}
 		for _, e := range s.Endpoints {
 			if ptr.Deref(e.Conditions.Ready, true) && len(e.Addresses) > 0 {
-				return net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[0].Port))), nil
+				return net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(*s.Ports[i].Port))), nil
 			}
 		}
 	}
@@ -186,23 +191,32 @@ func (c *Cluster) reconcileSlice(ctx context.Context, req reconcile.Request) (re
 	return reconcile.Result{}, c.Client.Apply(ctx, sliceFor(svc, name, ips, c.Port), client.FieldOwner("serval-activator"), client.ForceOwnership)
 }
 
-// sliceFor is the activator's EndpointSlice for svc: its HTTP ports, each
-// to the activator's port, on the activator's addresses.
+// sliceFor is the activator's EndpointSlice for svc: its HTTP port, to the
+// activator's port, on the activator's addresses.
 func sliceFor(svc *corev1.Service, name string, ips []string, port int32) *discoveryv1ac.EndpointSliceApplyConfiguration {
 	s := discoveryv1ac.EndpointSlice(name, svc.Namespace).
 		WithLabels(map[string]string{discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: ManagedBy}).
 		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion("v1").WithKind("Service").WithName(svc.Name).WithUID(svc.UID)).
 		WithAddressType(discoveryv1.AddressTypeIPv4)
-	for _, p := range svc.Spec.Ports {
-		if ptr.Deref(p.AppProtocol, "") == "kubernetes.io/h2c" || p.Protocol == corev1.ProtocolUDP {
-			continue // gRPC is not held: refused at zero, as without the activator
-		}
+	if p := heldPort(svc); p != nil {
 		s.WithPorts(discoveryv1ac.EndpointPort().WithName(p.Name).WithPort(port).WithProtocol(corev1.ProtocolTCP))
 	}
 	for _, ip := range ips {
 		s.WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ip).WithConditions(discoveryv1ac.EndpointConditions().WithReady(true)))
 	}
 	return s
+}
+
+// heldPort is the Service port whose requests the activator holds: its
+// first HTTP one (gRPC, h2c, is not held: refused at zero, as without the
+// activator), or nil. Its backend is the endpoint port of that name.
+func heldPort(svc *corev1.Service) *corev1.ServicePort {
+	for i, p := range svc.Spec.Ports {
+		if ptr.Deref(p.AppProtocol, "") != "kubernetes.io/h2c" && p.Protocol != corev1.ProtocolUDP {
+			return &svc.Spec.Ports[i]
+		}
+	}
+	return nil
 }
 
 // selfAddresses are the ready addresses of the activator's pods.

@@ -37,7 +37,7 @@ const (
 // Demand is what the scaler reads of the activator.
 type Demand interface {
 	Demand(activator.Key) int
-	Watch() (<-chan activator.Key, func())
+	Watch(activator.Key) (<-chan struct{}, func())
 }
 
 // Scaler implements KEDA's ExternalScaler service.
@@ -75,7 +75,7 @@ func (s *Scaler) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream grpc
 	if err != nil {
 		return err
 	}
-	changes, stop := s.Demand.Watch()
+	changes, stop := s.Demand.Watch(key)
 	defer stop()
 	last, first := false, true
 	for {
@@ -88,14 +88,7 @@ func (s *Scaler) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream grpc
 		select {
 		case <-stream.Context().Done():
 			return nil
-		case changed := <-changes:
-			for changed != key {
-				select {
-				case changed = <-changes:
-				case <-stream.Context().Done():
-					return nil
-				}
-			}
+		case <-changes:
 		}
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/serval-dev/serval/internal/testenv"
+	"github.com/serval-dev/serval/pkg/activator/kedascaler"
 )
 
 // freePort is a port nothing listens on.
@@ -32,7 +36,8 @@ func freePort(t *testing.T) int {
 
 // TestBinary builds the activator and runs it against a real API server
 // as the chart does: it becomes ready, answers a host no component has
-// with a 404 in JSON, and stops on SIGTERM within its drain.
+// with a 404 in JSON, serves KEDA's push stream, and stops on SIGTERM
+// within its drain, the stream open.
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary against an API server")
@@ -52,9 +57,9 @@ func TestBinary(t *testing.T) {
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
-	httpPort, metricsPort := freePort(t), freePort(t)
+	httpPort, scalerPort, metricsPort := freePort(t), freePort(t), freePort(t)
 	cmd := exec.Command(bin, "--kubeconfig="+filepath.Join(dir, "kubeconfig"), "--namespace=serval-system",
-		"--addr=127.0.0.1:"+strconv.Itoa(httpPort), "--scaler-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:"+strconv.Itoa(metricsPort),
+		"--addr=127.0.0.1:"+strconv.Itoa(httpPort), "--scaler-addr=127.0.0.1:"+strconv.Itoa(scalerPort), "--metrics-addr=127.0.0.1:"+strconv.Itoa(metricsPort),
 		"--drain-delay=100ms", "--shutdown-timeout=1s")
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
@@ -79,13 +84,24 @@ func TestBinary(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &msg))
 	assert.Contains(t, msg["error"], `no component serves the host "nobody.example.com"`)
 
+	// KEDA's push stream stays open: the stop does not wait for it.
+	conn, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(scalerPort), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	stream, err := externalscaler.NewExternalScalerClient(conn).StreamIsActive(context.Background(),
+		&externalscaler.ScaledObjectRef{Name: "iris", Namespace: "team-a", ScalerMetadata: map[string]string{kedascaler.ServiceKey: "iris-predictor"}})
+	require.NoError(t, err)
+	first, err := stream.Recv()
+	require.NoError(t, err)
+	assert.False(t, first.Result)
+
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		assert.NoError(t, err, "a clean stop")
-	case <-time.After(30 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("the activator did not stop")
 	}
 }

@@ -27,7 +27,7 @@ type ServerConfig struct {
 	// answered and the listener closes; ShutdownTimeout how long requests
 	// being forwarded may then take.
 	DrainDelay, ShutdownTimeout time.Duration
-	// Registerer scaler registers the KEDA scaler's service on the gRPC
+	// RegisterScaler registers the KEDA scaler's service on the gRPC
 	// server (kedascaler.Register).
 	RegisterScaler func(*grpc.Server)
 	// Registry serves the metrics.
@@ -38,23 +38,21 @@ type ServerConfig struct {
 // DrainDelay, the held requests are answered 503, the listener closes and
 // the requests being forwarded get ShutdownTimeout to finish.
 func Serve(ctx context.Context, a *Activator, c ServerConfig, log *slog.Logger) error {
-	ready := make(chan struct{})
-	mux := http.NewServeMux()
-	mux.Handle("/", a)
-	srv := router.NewServer(mux, c.Limits, log)
+	draining := make(chan struct{})
+	// The activator is the handler itself: a ServeMux would redirect or
+	// clean a path that the replica should get as it was sent.
+	srv := router.NewServer(a, c.Limits, log)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
-	maxConns := c.Limits.MaxConnections
-	if maxConns <= 0 {
-		maxConns = router.DefaultMaxConnections
-	}
-	ln = netutil.LimitListener(ln, maxConns)
+	ln = router.LimitListener(ln, c.Limits)
 	errs := make(chan error, 3)
 	go func() { errs <- srv.Serve(ln) }()
 
-	gs := grpc.NewServer()
+	// KEDA's scaler: a few connections, each with its streams, and small
+	// messages (a ScaledObject's reference) are all it takes.
+	gs := grpc.NewServer(grpc.MaxConcurrentStreams(scalerMaxStreams), grpc.MaxRecvMsgSize(scalerMaxMessageBytes))
 	if c.RegisterScaler != nil {
 		c.RegisterScaler(gs)
 	}
@@ -63,13 +61,14 @@ func Serve(ctx context.Context, a *Activator, c ServerConfig, log *slog.Logger) 
 		_ = srv.Close()
 		return err
 	}
+	sl = netutil.LimitListener(sl, scalerMaxConnections)
 	go func() { errs <- gs.Serve(sl) }()
 
 	metrics := http.NewServeMux()
 	metrics.Handle("/metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
 	metrics.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		select {
-		case <-ready:
+		case <-draining:
 			http.Error(w, "draining", http.StatusServiceUnavailable)
 		default:
 			_, _ = w.Write([]byte("ok"))
@@ -87,13 +86,22 @@ func Serve(ctx context.Context, a *Activator, c ServerConfig, log *slog.Logger) 
 		}
 	case <-ctx.Done():
 	}
-	close(ready)
+	close(draining)
 	time.Sleep(c.DrainDelay)
 	a.Shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	gs.GracefulStop()
+	// Not GracefulStop: KEDA's push streams never end on their own; cut,
+	// KEDA opens them again on another replica.
+	gs.Stop()
 	_ = ms.Shutdown(sctx)
 	return err
 }
+
+// The bounds of the scaler's gRPC server.
+const (
+	scalerMaxConnections  = 64
+	scalerMaxStreams      = 1024
+	scalerMaxMessageBytes = 64 << 10
+)

@@ -63,7 +63,7 @@ func Serve(c ServerConfig, stop <-chan os.Signal, log *slog.Logger) error {
 			return err
 		}
 	}
-	ln = netutil.LimitListener(ln, c.Limits.withDefaults().MaxConnections)
+	ln = LimitListener(ln, c.Limits)
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(ln) }()
 	var metricsSrv *http.Server
@@ -116,6 +116,12 @@ func (c *ServerConfig) applyGraphTimeouts() {
 	set(&c.Limits.WriteTimeout, t.ServerWrite)
 	set(&c.Limits.IdleTimeout, t.ServerIdle)
 	set(&c.Options.StepTimeout, t.ServiceClient)
+}
+
+// LimitListener bounds the connections ln accepts at once by
+// l.MaxConnections (its default when 0); more wait in the listen queue.
+func LimitListener(ln net.Listener, l ServerLimits) net.Listener {
+	return netutil.LimitListener(ln, l.withDefaults().MaxConnections)
 }
 
 // NewServer returns the net/http server of h: HTTP/1.1, and HTTP/2 without

@@ -27,6 +27,7 @@ import (
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/workload"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
 // ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
@@ -212,7 +213,7 @@ func sliceFor(svc *corev1.Service, name string, ips []string, port int32) *disco
 // activator), or nil. Its backend is the endpoint port of that name.
 func heldPort(svc *corev1.Service) *corev1.ServicePort {
 	for i, p := range svc.Spec.Ports {
-		if ptr.Deref(p.AppProtocol, "") != "kubernetes.io/h2c" && p.Protocol != corev1.ProtocolUDP {
+		if ptr.Deref(p.AppProtocol, "") != standard.H2CAppProtocol && p.Protocol != corev1.ProtocolUDP {
 			return &svc.Spec.Ports[i]
 		}
 	}

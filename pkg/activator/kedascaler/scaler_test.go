@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/serval-dev/serval/pkg/activator"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 )
 
 // TestPushScaler drives the scaler over gRPC as KEDA's external-push
@@ -87,4 +88,14 @@ func TestPushScaler(t *testing.T) {
 
 	_, err = client.GetMetricSpec(ctx, &externalscaler.ScaledObjectRef{Namespace: "team-a"})
 	assert.ErrorContains(t, err, "names no service")
+}
+
+// TestTheTriggerNamesWhatTheScalerReads: the ScaledObject trigger Serval
+// writes names the component in the metadata key the scaler reads.
+func TestTheTriggerNamesWhatTheScalerReads(t *testing.T) {
+	trigger := standard.ActivatorTrigger("serval-activator.serval-system.svc.cluster.local:9091", "iris-predictor")
+	assert.Equal(t, "external-push", trigger["type"])
+	meta := trigger["metadata"].(map[string]any)
+	assert.Equal(t, "iris-predictor", meta[ServiceKey])
+	assert.Equal(t, "serval-activator.serval-system.svc.cluster.local:9091", meta["scalerAddress"])
 }

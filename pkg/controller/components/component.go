@@ -52,22 +52,24 @@ type Component struct {
 	// revision while canaryTrafficPercent keeps the last one rolled out.
 	// nil for every other component.
 	Split *Split
-	// Activator is the address of the activator's KEDA scaler
-	// (serval-config activator.scalerAddress) when the activator is
-	// installed; "" otherwise.
+	// Activator, when set, is the address of the activator's KEDA scaler
+	// (serval-config activator.scalerAddress): the component scales from
+	// zero, its requests held by the activator while it runs no ready
+	// replica and its ScaledObject woken by the activator's trigger. ""
+	// for every other component.
 	Activator string
-	// ScaleFromZero has the component's requests held by the activator
-	// while it runs no ready replica, and its ScaledObject woken by the
-	// activator's trigger (see KEDAScalesToZero).
-	ScaleFromZero bool
 	// Hosts are the hosts the component's routes receive requests for, for
-	// the activator (ScaleFromZero only).
+	// the activator (with Activator only).
 	Hosts []string
 }
 
+// ScalesFromZero reports whether the activator holds the component's
+// requests while it runs no ready replica (Activator is set).
+func (c *Component) ScalesFromZero() bool { return c.Activator != "" }
+
 // KEDAScalesToZero reports whether KEDA scales the component to zero:
 // Standard mode, autoscalerClass keda, minReplicas 0. With the activator
-// installed it then scales from zero too (ScaleFromZero).
+// installed it then scales from zero too (Activator).
 func (c *Component) KEDAScalesToZero() bool {
 	return c.Mode == v1beta1.Standard && c.AutoscalerClass == v1beta1.AutoscalerKEDA &&
 		c.Extension.MinReplicas != nil && *c.Extension.MinReplicas == 0

@@ -42,8 +42,11 @@ func (r *Reconciler) planRoutes(_ context.Context, s *scope) error {
 	plan.SplitPredictor(s.splits)
 	s.plan = plan
 	for _, c := range s.comps {
-		if c.Activator = s.cfg.Activator.ScalerAddress; c.Activator != "" && c.KEDAScalesToZero() {
-			c.ScaleFromZero, c.Hosts = true, plan.HostsOf(c.Type)
+		if c.KEDAScalesToZero() {
+			c.Activator = s.cfg.Activator.ScalerAddress
+		}
+		if c.ScalesFromZero() {
+			c.Hosts = plan.HostsOf(c.Type)
 		}
 	}
 	s.router = childkinds.Router(s.mode, &s.cfg.Ingress, clusterLocal, r.pipeline.Watches.Present)

@@ -156,7 +156,7 @@ func setComponentReadyCondition(st *v1beta1.InferenceServiceStatus, t v1beta1.Co
 	meta.SetStatusCondition(&st.Conditions, condition(componentConditions[t], available, reason, msg, gen))
 	if obs.ScaledToZero {
 		meta.SetStatusCondition(&st.Conditions, condition(v1beta1.ScaledToZeroCondition(t), true, v1beta1.ReasonNoDemand,
-			"no replica runs, as no request came for KEDA's cooldown; the activator holds the next request until a replica is ready", gen))
+			workload.ScaledToZeroMessage, gen))
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ScaledToZeroCondition(t))
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
+	"github.com/serval-dev/serval/pkg/controller/workload"
 )
 
 // workloadConditions sets each model workload's condition and its
@@ -39,7 +40,7 @@ func workloadConditions(s *scope, set func(string, cond), remove func(...string)
 	}
 	if main := s.partOf(llmobjects.Workload); main != nil && main.state != nil && main.state.ScaledToZero {
 		set(v1alpha2.ConditionMainWorkloadScaledToZero, cond{ok: true, reason: v1beta1.ReasonNoDemand,
-			message: "no replica runs, as no request came for KEDA's cooldown; the activator holds the next request until a replica is ready"})
+			message: workload.ScaledToZeroMessage})
 	} else {
 		remove(v1alpha2.ConditionMainWorkloadScaledToZero)
 	}

@@ -185,7 +185,7 @@ func TestScaleFromZeroGolden(t *testing.T) {
 	require.NoError(t, err)
 	c := comps[0]
 	require.True(t, c.KEDAScalesToZero())
-	c.Activator, c.ScaleFromZero = "serval-activator.serval-system.svc.cluster.local:9091", true
+	c.Activator = "serval-activator.serval-system.svc.cluster.local:9091"
 	c.Hosts = []string{"idle-models.example.com", "idle-predictor.models.svc.cluster.local"}
 	objs, err := standard.Mode{}.Objects(c)
 	require.NoError(t, err)

@@ -31,7 +31,8 @@ type State struct {
 	// Loading: some pod is initialising or starting.
 	Loading bool
 	// ScaledToZero: the component scales from zero and runs no replica;
-	// it is Available, its requests held by the activator.
+	// it is Available, its requests held by the activator (the condition
+	// that says so reads ScaledToZeroMessage).
 	ScaledToZero bool
 	// AppliedHash is the workload object's apply.HashAnnotation as read:
 	// the desired state it was last written with (Standard mode).
@@ -42,6 +43,10 @@ type State struct {
 	LatestReadyRevision, LatestCreatedRevision string
 	Traffic                                    []v1beta1.TrafficTarget
 }
+
+// ScaledToZeroMessage is the message of the condition that says a
+// component that scales from zero runs no replica.
+const ScaledToZeroMessage = "no replica runs, as no request came for KEDA's cooldown; the activator holds the next request until a replica is ready"
 
 // ListPods returns the component's pods, newest first. r must be the
 // manager's cache, which has OwnerIndex.

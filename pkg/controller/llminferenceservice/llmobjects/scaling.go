@@ -71,9 +71,7 @@ func ScalingObjects(in Inputs, p Part) ([]apply.Object, error) {
 			return nil, err
 		}
 		if in.ScalesFromZero(p) {
-			// The activator's held and in-flight requests wake it from zero.
-			triggers = append(triggers, map[string]any{"type": "external-push", "metadata": map[string]any{
-				"scalerAddress": in.Activator, "service": presets.WorkloadServiceName(svc.Name)}})
+			triggers = append(triggers, standard.ActivatorTrigger(in.Activator, presets.WorkloadServiceName(svc.Name)))
 		}
 		so, err := scaledObject(in, p, &s.KEDA.KEDAScalingSpec, triggers, false)
 		if err != nil {

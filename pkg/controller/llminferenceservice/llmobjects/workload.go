@@ -143,7 +143,7 @@ func partComponent(in Inputs, p Part, pod corev1.PodSpec, labels map[string]stri
 		c.Scale(true, p.Spec.Replicas)
 	}
 	if !worker && in.ScalesFromZero(p) {
-		c.Activator, c.ScaleFromZero = in.Activator, true
+		c.Activator = in.Activator
 	}
 	c.Extension.DeploymentStrategy = deploymentStrategy(p.Spec.RolloutStrategy)
 	prepareRoutingSidecar(in, &c.Pod)

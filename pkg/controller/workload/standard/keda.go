@@ -51,12 +51,8 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 	if err != nil {
 		return nil, err
 	}
-	if c.ScaleFromZero {
-		// The activator's held and in-flight requests: KEDA scales 0→1 the
-		// moment one waits (its cpu and memory scalers cannot scale from
-		// zero), and back to zero once none has for its cooldown.
-		triggers = append(triggers, map[string]any{"type": "external-push", "metadata": map[string]any{
-			"scalerAddress": c.Activator, "service": c.Name}})
+	if c.ScalesFromZero() {
+		triggers = append(triggers, ActivatorTrigger(c.Activator, c.Name))
 	}
 	minR := c.Replicas
 	maxR := c.Extension.MaxReplicas
@@ -69,6 +65,17 @@ func MakeScaledObject(c *components.Component) (*unstructured.Unstructured, erro
 		"maxReplicaCount": int64(maxR),
 		"triggers":        triggers,
 	}), nil
+}
+
+// ActivatorTrigger is the ScaledObject trigger of a component that scales
+// from zero: KEDA's external push scaler at the activator's address, for
+// the component's Service. Its metric is the Service's held and in-flight
+// requests: KEDA scales 0→1 the moment one waits (its cpu and memory
+// scalers cannot scale from zero), and back to zero once none has for its
+// cooldown. The metadata key is the one the activator's scaler reads
+// (kedascaler.ServiceKey, which a test checks).
+func ActivatorTrigger(address, service string) map[string]any {
+	return map[string]any{"type": "external-push", "metadata": map[string]any{"scalerAddress": address, "service": service}}
 }
 
 // unstructuredChild is a child of c of a kind Serval builds as

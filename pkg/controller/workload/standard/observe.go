@@ -37,7 +37,7 @@ func (Mode) Observe(ctx context.Context, r client.Reader, c *components.Componen
 	if err := observeWorker(ctx, r, c, &st); err != nil {
 		return workload.State{}, err
 	}
-	if c.ScaleFromZero {
+	if c.ScalesFromZero() {
 		heldAtZero(&st, dep)
 	}
 	if WantsScaledObject(c) && st.Available {

@@ -11,8 +11,9 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/components"
 )
 
-// h2cAppProtocol marks a gRPC (HTTP/2 cleartext) Service port for gateways.
-const h2cAppProtocol = "kubernetes.io/h2c"
+// H2CAppProtocol marks a gRPC (HTTP/2 cleartext) Service port for gateways
+// (and the activator, which holds no gRPC).
+const H2CAppProtocol = "kubernetes.io/h2c"
 
 // MakeService returns the ClusterIP Service in front of c: port 80 to the
 // serving port, and each gRPC port as itself with appProtocol h2c.
@@ -27,11 +28,11 @@ func MakeService(c *components.Component) *corev1ac.ServiceApplyConfiguration {
 		}
 		ports = append(ports, corev1ac.ServicePort().WithName(portName(p)).WithPort(p.ContainerPort).
 			WithProtocol(corev1.ProtocolTCP).WithTargetPort(intstr.FromInt32(p.ContainerPort)).
-			WithAppProtocol(h2cAppProtocol))
+			WithAppProtocol(H2CAppProtocol))
 	}
 	svc := corev1ac.Service(c.Name, c.Namespace()).
 		WithLabels(c.Labels)
-	if c.ScaleFromZero {
+	if c.ScalesFromZero() {
 		// The activator takes the Service's traffic while no replica is
 		// ready; the hosts tell it which component a request is for.
 		svc.WithLabels(map[string]string{v1beta1.ScaleFromZeroLabel: "true"})

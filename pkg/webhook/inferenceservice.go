@@ -17,6 +17,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
+	"github.com/serval-dev/serval/pkg/controller/workload/standard"
 	"github.com/serval-dev/serval/pkg/storage"
 )
 
@@ -118,7 +119,7 @@ func (w *InferenceService) zeroNeedsKEDA(ctx context.Context, isvc *v1beta1.Infe
 	}
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	switch err := w.Reader.Get(ctx, client.ObjectKey{Name: kedaCRD}, crd); {
+	switch err := w.Reader.Get(ctx, client.ObjectKey{Name: standard.ScaledObjectKind.CRD}, crd); {
 	case err == nil:
 		return nil, nil
 	case !apierrors.IsNotFound(err):
@@ -127,13 +128,10 @@ func (w *InferenceService) zeroNeedsKEDA(ctx context.Context, isvc *v1beta1.Infe
 	var errs field.ErrorList
 	for _, c := range zero {
 		errs = append(errs, field.Invalid(field.NewPath("spec", string(c), "minReplicas"), 0,
-			"scale to zero in Standard mode needs KEDA, and its CRD "+kedaCRD+" is not installed: install KEDA (https://keda.sh/docs/deploy/), or set minReplicas 1"))
+			"scale to zero in Standard mode needs KEDA, and its CRD "+standard.ScaledObjectKind.CRD+" is not installed: install KEDA (https://keda.sh/docs/deploy/), or set minReplicas 1"))
 	}
 	return errs, nil
 }
-
-// kedaCRD is KEDA's ScaledObject CRD.
-const kedaCRD = "scaledobjects.keda.sh"
 
 // ValidateUpdate implements admission.Validator. Rules ratchet: a problem the
 // old object already had does not block an unrelated update.

@@ -46,7 +46,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fields typed against decode failures by hack/crdguard), the manager's RBAC (config/rbac) and the webhook configurations (config/webhook).
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fields typed against decode failures by hack/crdguard), the manager's RBAC (config/rbac), the webhook configurations (config/webhook) and the Grafana dashboards (charts/serval/dashboards).
 	$(CONTROLLER_GEN) crd paths="./pkg/apis/serving/v1alpha1;./pkg/apis/serving/v1alpha2;./pkg/apis/serving/v1beta1" output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdguard config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=serval-manager paths="./pkg/controller/...;./pkg/webhook/...;./pkg/operator/..." output:rbac:artifacts:config=config/rbac
@@ -67,6 +67,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/
 	cp config/storagecontainers/*.yaml charts/serval/files/storagecontainers/
+	go run ./hack/dashboards charts/serval/dashboards
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, then fail if generated files drifted from what is committed.
@@ -142,6 +143,8 @@ helm-lint: $(HELM) ## Lint the charts and render them with default and non-defau
 	$(HELM) template serval charts/serval --namespace serval-system --set 'watchNamespaces={team-a,team-b}' \
 		--set replicas=3 --set metrics.serviceMonitor.enabled=true --set webhook.url=https://127.0.0.1:9443 > /dev/null
 	$(HELM) template serval charts/serval --namespace serval-system --set activator.enabled=true > /dev/null
+	$(HELM) template serval charts/serval --namespace serval-system --set grafana.dashboards.enabled=true \
+		--set metrics.prometheusRule.enabled=true --set metrics.podMonitors.enabled=true --set metrics.podMonitors.llmTLS=true > /dev/null
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: image

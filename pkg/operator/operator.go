@@ -42,6 +42,7 @@ import (
 	"github.com/serval-dev/serval/pkg/controller/pipeline"
 	"github.com/serval-dev/serval/pkg/controller/workload/knative"
 	"github.com/serval-dev/serval/pkg/requestmetrics"
+	"github.com/serval-dev/serval/pkg/statusmetrics"
 	"github.com/serval-dev/serval/pkg/storage"
 	servalwebhook "github.com/serval-dev/serval/pkg/webhook"
 	"github.com/serval-dev/serval/pkg/webhook/certs"
@@ -371,6 +372,8 @@ func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Se
 var (
 	metricsOnce sync.Once
 	metrics     *inferenceservice.Metrics
+	statuses    = statusmetrics.New()
+	certExpiry  = certs.NewExpiry()
 )
 
 // sharedMetrics registers Serval's metrics once per process: tests and
@@ -378,7 +381,7 @@ var (
 func sharedMetrics() *inferenceservice.Metrics {
 	metricsOnce.Do(func() {
 		metrics = inferenceservice.NewMetrics(crmetrics.Registry)
-		crmetrics.Registry.MustRegister(undecodableObjects)
+		crmetrics.Registry.MustRegister(undecodableObjects, statuses, certExpiry)
 		if err := requestmetrics.Register(crmetrics.Registry); err != nil {
 			panic(err) // registered once, by this function
 		}
@@ -388,7 +391,10 @@ func sharedMetrics() *inferenceservice.Metrics {
 
 func setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	metrics := sharedMetrics()
-	metrics.SetReader(mgr.GetCache())
+	statuses.SetReader(mgr.GetCache())
+	if o.WebhookPort != 0 {
+		certExpiry.SetDir(o.CertDir)
+	}
 	recorder := boundedevents.Recorder(mgr.GetEventRecorder("serval-manager"))
 	store := config.NewStore(mgr.GetClient(), o.Namespace, recorder)
 	r := &inferenceservice.Reconciler{

@@ -18,30 +18,30 @@ import (
 // the uncached list costs little.
 func Setup(mgr ctrl.Manager, store *config.Store, graphLimits v1alpha1.GraphLimits) error {
 	isvc := &InferenceService{Config: store, Reader: mgr.GetClient()}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(isvc).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.InferenceService{}).WithDefaulter(isvc).WithValidator(countRefusals("InferenceService", isvc)).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(&ServingRuntime{Reader: mgr.GetAPIReader(), Config: store}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ServingRuntime{}).WithValidator(countRefusals("ServingRuntime", &ServingRuntime{Reader: mgr.GetAPIReader(), Config: store})).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(InferenceGraph{Limits: graphLimits}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.InferenceGraph{}).WithValidator(countRefusals("InferenceGraph", InferenceGraph{Limits: graphLimits})).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(LLMInferenceService{Config: store, Reviewer: mgr.GetClient()}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceService{}).WithDefaulter(LLMInferenceService{}).WithValidator(countRefusals("LLMInferenceService", LLMInferenceService{Config: store, Reviewer: mgr.GetClient()})).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(LLMInferenceServiceConfig{Config: store, Reviewer: mgr.GetClient()}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha2.LLMInferenceServiceConfig{}).WithValidator(countRefusals("LLMInferenceServiceConfig", LLMInferenceServiceConfig{Config: store, Reviewer: mgr.GetClient()})).Complete(); err != nil {
 		return err
 	}
 	caches := localModelCaches{Reader: mgr.GetAPIReader(), Services: mgr.GetClient()}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelCache{}).WithValidator(LocalModelCache{Caches: caches}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelCache{}).WithValidator(countRefusals("LocalModelCache", LocalModelCache{Caches: caches})).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNamespaceCache{}).WithValidator(LocalModelNamespaceCache{Caches: caches}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNamespaceCache{}).WithValidator(countRefusals("LocalModelNamespaceCache", LocalModelNamespaceCache{Caches: caches})).Complete(); err != nil {
 		return err
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNodeGroup{}).WithValidator(LocalModelNodeGroup{Caches: caches}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.LocalModelNodeGroup{}).WithValidator(countRefusals("LocalModelNodeGroup", LocalModelNodeGroup{Caches: caches})).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(&ClusterServingRuntime{Reader: mgr.GetAPIReader(), Config: store}).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterServingRuntime{}).WithValidator(countRefusals("ClusterServingRuntime", &ClusterServingRuntime{Reader: mgr.GetAPIReader(), Config: store})).Complete()
 }

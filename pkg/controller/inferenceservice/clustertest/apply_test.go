@@ -18,6 +18,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/inferenceservice"
+	"github.com/serval-dev/serval/pkg/statusmetrics"
 )
 
 var v1alpha1ServingRuntime = v1alpha1.ServingRuntime{}
@@ -166,12 +167,12 @@ func TestIdleReconcileSendsZeroWrites(t *testing.T) {
 	assert.Empty(t, idle, "an idle re-reconcile writes nothing")
 }
 
-// conditionGauge reads serval_inferenceservice_condition for one series;
+// conditionGauge reads serval_condition for one InferenceService series;
 // ok is false when the series does not exist.
 func conditionGauge(t *testing.T, ns, name, typ, status string) (value float64, ok bool) {
 	t.Helper()
-	value, ok, err := testenv.MetricSum("serval_inferenceservice_condition",
-		map[string]string{"namespace": ns, "name": name, "type": typ, "status": status})
+	value, ok, err := testenv.MetricSum(statusmetrics.ConditionMetric,
+		map[string]string{"kind": "InferenceService", "namespace": ns, "name": name, "type": typ, "status": status})
 	require.NoError(t, err)
 	return value, ok
 }

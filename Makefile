@@ -11,6 +11,8 @@ export SERVAL_ROOT := $(ROOT)
 
 CONTROLLER_TOOLS_VERSION := v0.23.0
 HELM_VERSION := v3.22.0
+# Debian bookworm's Chromium, for the console's browser tests.
+CHROMIUM_VERSION := 148.0.7778.167-1~deb12u1
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 HELM := $(BIN)/helm
@@ -75,7 +77,7 @@ verify: generate manifests ## Regenerate, then fail if generated files drifted f
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 .PHONY: test
-test: controlplane keda-operator $(HELM) verify helm-lint ## Run all tests (builds the control plane, KEDA's operator and helm into bin/ first).
+test: controlplane keda-operator chromium $(HELM) verify helm-lint ## Run all tests (builds the control plane, KEDA's operator and helm into bin/, and installs Debian's Chromium, first).
 	go vet ./...
 	go test $(TEST_FLAGS) ./...
 
@@ -93,7 +95,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (FUZZTIME=10m) and keep the new
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: test-e2e
-test-e2e: controlplane $(HELM) ## Run only the end-to-end tests on the local cluster (test/e2e).
+test-e2e: controlplane chromium $(HELM) ## Run only the end-to-end tests on the local cluster (test/e2e), the console's in Chromium.
 	go test $(TEST_FLAGS) ./test/e2e/...
 
 .PHONY: bench
@@ -123,6 +125,10 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 keda-operator: ## Build KEDA's operator into bin/ from its pinned module (the scale-from-zero tests run it).
 	@BIN_DIR=$(BIN) test/controlplane/build.sh keda
 
+.PHONY: chromium
+chromium: ## Install Debian's Chromium (pinned, CHROMIUM_VERSION) and link it as bin/chromium, for the console's browser tests.
+	@hack/chromium.sh $(CHROMIUM_VERSION) $(BIN)
+
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CONTROLLER_TOOLS_VERSION) into bin/"
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
@@ -144,7 +150,8 @@ helm-lint: $(HELM) ## Lint the charts and render them with default and non-defau
 		--set replicas=3 --set metrics.serviceMonitor.enabled=true --set webhook.url=https://127.0.0.1:9443 > /dev/null
 	$(HELM) template serval charts/serval --namespace serval-system --set activator.enabled=true > /dev/null
 	$(HELM) template serval charts/serval --namespace serval-system --set grafana.dashboards.enabled=true \
-		--set metrics.prometheusRule.enabled=true --set metrics.podMonitors.enabled=true --set metrics.podMonitors.llmTLS=true > /dev/null
+		--set metrics.prometheusRule.enabled=true --set metrics.podMonitors.enabled=true --set metrics.podMonitors.llmTLS=true \
+		--set console.enabled=true > /dev/null
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: image

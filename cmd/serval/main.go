@@ -1,5 +1,6 @@
 // Command serval is Serval's command-line tool: `serval migrate` turns KServe
-// manifests into Serval manifests; `serval version` prints the version.
+// manifests into Serval manifests; `serval console` serves a read-only web
+// console of the cluster's services; `serval version` prints the version.
 // Built from a checkout, it also has `serval dev` and `serval bench`, which
 // run a local cluster; the image's build (tag release) leaves them, and
 // all test machinery, out.
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	root := &cobra.Command{Use: "serval", Short: "Serval: Kubernetes model inference serving", SilenceUsage: true}
-	root.AddCommand(migrateCommand(), versionCommand())
+	root.AddCommand(migrateCommand(), consoleCommand(), versionCommand())
 	root.AddCommand(developerCommands()...)
 	if err := root.Execute(); err != nil {
 		os.Exit(migrate.ExitError)

@@ -66,8 +66,8 @@ var controlPlane = dashboard{
 		{"Health", []panel{
 			stat("Leader", "none", "1 where a manager holds the leader lease.",
 				query{`max(leader_election_master_status{job=~"serval-metrics"})`, ""}),
-			ts("Undecodable objects", "none", "Objects whose spec does not decode, by kind: each is named in its own series.",
-				query{`sum by (kind) (serval_undecodable_objects)`, "{{kind}}"}),
+			ts("Memory", "bytes", "Resident memory of each manager replica.",
+				query{`process_resident_memory_bytes{job=~"serval-metrics"}`, "{{pod}}"}),
 			ts("Model cache copies", "none", "Copies of the model caches on their nodes, by state.",
 				query{`sum by (status) (serval_model_cache_copy)`, "{{status}}"}),
 		}},

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/serval-dev/serval/pkg/console"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,7 +96,12 @@ func Run(ctx context.Context, o Options) error {
 	if stays := !o.ExitWhenReady || o.NoSample; stays {
 		// A cluster that stops once the sample is Ready is not one to
 		// explore.
-		fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\n\n", sb.KubeconfigPath)
+		url, consoleDone, err := StartConsole(mgrCtx, sb)
+		if err != nil {
+			return err
+		}
+		defer func() { stopManager(); <-consoleDone }()
+		fmt.Fprintf(o.Out, "\nServal is running. Explore the cluster with:\n  bin/kubectl --kubeconfig %s get inferenceservices,pods -A\nor in the read-only console:\n  %s\n\n", sb.KubeconfigPath, url)
 	}
 	fmt.Fprintln(o.Out, "Note: pods run on simulated nodes (kwok): they go Running and Ready, but no container runs, so no model is actually loaded or served.")
 	if !o.NoSample {
@@ -110,6 +117,28 @@ func Run(ctx context.Context, o Options) error {
 	fmt.Fprintln(o.Out, "\nPress Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil
+}
+
+// StartConsole serves `serval console` on a free local port with the
+// sandbox's admin credentials until ctx ends, and returns the address to
+// open (with its secret). The channel closes once it has stopped.
+func StartConsole(ctx context.Context, sb *sandbox.Sandbox) (string, <-chan struct{}, error) {
+	done := make(chan struct{})
+	s, err := console.New(console.Options{Config: sb.Env.Config, Auth: console.AuthLocal, DefaultNamespace: "default"})
+	if err != nil {
+		close(done)
+		return "", done, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		close(done)
+		return "", done, err
+	}
+	go func() {
+		defer close(done)
+		_ = console.Serve(ctx, ln, s)
+	}()
+	return s.URL("http://" + ln.Addr().String()), done, nil
 }
 
 // StartServal runs Serval in the sandbox as `serval dev` does: the manager

@@ -3,6 +3,9 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +57,17 @@ func TestDevStopsOnInterrupt(t *testing.T) {
 	waitFor(t, "serval dev to be up", func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") })
 	assert.NotContains(t, out.String(), "Applied sample")
 	assert.Regexp(t, `bin/kubectl --kubeconfig \S+/kubeconfig`, out.String(), "a cluster that stays up is offered to explore")
+	// The console's address is printed, with its secret, and serves.
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{32}`).FindString(out.String())
+	require.NotEmpty(t, url, "the console's address: %s", out.String())
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	resp, err := (&http.Client{Jar: jar}).Get(url) // the secret becomes a cookie, then a redirect
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(page), "<h1>Services</h1>")
 	waitFor(t, "-v to show the manager's log", func() bool { return strings.Contains(out.String(), `"msg":"Starting EventSource"`) })
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "serval dev after Ctrl-C: %s", out.String())

@@ -35,51 +35,13 @@ import (
 // router got, its two InferenceServices swapped for two local backends
 // (kwok pods serve nothing), and sends a request end to end.
 func TestInferenceGraphSample(t *testing.T) {
-	ctx := context.Background()
 	const ns = "graph"
-	require.NoError(t, sb.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	for _, f := range []string{"sklearn.yaml", "xgboost.yaml", "inference-graph.yaml"} {
-		require.NoError(t, dev.ApplyFile(ctx, sb.Client, filepath.Join(root, "config/samples", f), ns), f)
-	}
-	key := types.NamespacedName{Namespace: ns, Name: "model-chainer"}
-	waitFor(t, "model-chainer to be Ready", func() bool {
-		ig := &v1alpha1.InferenceGraph{}
-		return sb.Client.Get(ctx, key, ig) == nil && meta.IsStatusConditionTrue(ig.Status.Conditions, v1beta1.ConditionReady)
-	})
-	ig := &v1alpha1.InferenceGraph{}
-	require.NoError(t, sb.Client.Get(ctx, key, ig))
+	ig := applyGraphSample(t, ns)
 	assert.Equal(t, "http://model-chainer-graph.example.com", ig.Status.URL)
 
-	dep := &appsv1.Deployment{}
-	require.NoError(t, sb.Client.Get(ctx, key, dep))
-	graphJSON, ok := strings.CutPrefix(dep.Spec.Template.Spec.Containers[0].Args[0], "--graph-json=")
-	require.True(t, ok, "the router gets the graph as its first argument")
-
-	// Two local model servers in place of the InferenceServices.
-	backend := func(name string) *httptest.Server {
-		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"model":%q,"path":%q,"got":%s}`, name, r.URL.Path, body)
-		}))
-		t.Cleanup(s.Close)
-		return s
-	}
-	sklearn, xgboost := backend("sklearn-iris"), backend("xgboost-iris")
-	for name, s := range map[string]*httptest.Server{"sklearn-iris": sklearn, "xgboost-iris": xgboost} {
-		cluster := "http://" + name + "-predictor." + ns + ".svc.cluster.local"
-		require.Contains(t, graphJSON, cluster+"/v1/models/"+name+":predict")
-		graphJSON = strings.ReplaceAll(graphJSON, cluster, s.URL)
-	}
-
-	addr := freeAddr(t)
-	router := exec.Command(buildRouter(t), "--graph-json="+graphJSON, "--addr="+addr, "--metrics-addr=0", "--drain-delay=0s")
-	router.Stderr = os.Stderr
-	require.NoError(t, router.Start())
-	t.Cleanup(func() { _ = router.Process.Kill(); _ = router.Wait() })
+	addr, _ := runLocalRouter(t, ns, "model-chainer")
 	var resp *http.Response
+	var err error
 	waitFor(t, "the router to serve", func() bool {
 		resp, err = http.Post("http://"+addr+"/v1/models/model-chainer:predict", "application/json",
 			strings.NewReader(`{"instances":[[6.8,2.8,4.8,1.4]]}`))
@@ -95,6 +57,60 @@ func TestInferenceGraphSample(t *testing.T) {
 	assert.Equal(t, "xgboost-iris", got.Model, "the Sequence answers with its last step")
 	assert.Equal(t, "/v1/models/xgboost-iris:predict", got.Path)
 	assert.JSONEq(t, `{"instances":[[6.8,2.8,4.8,1.4]]}`, string(got.Got), "data: $request sends the request again")
+}
+
+// applyGraphSample applies KServe's model-chainer sample and the two
+// sample InferenceServices it names in a new namespace, and returns the
+// graph once it is Ready.
+func applyGraphSample(t *testing.T, ns string) *v1alpha1.InferenceGraph {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, sb.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	for _, f := range []string{"sklearn.yaml", "xgboost.yaml", "inference-graph.yaml"} {
+		require.NoError(t, dev.ApplyFile(ctx, sb.Client, filepath.Join(root, "config/samples", f), ns), f)
+	}
+	ig := &v1alpha1.InferenceGraph{}
+	waitFor(t, "model-chainer to be Ready", func() bool {
+		return sb.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "model-chainer"}, ig) == nil &&
+			meta.IsStatusConditionTrue(ig.Status.Conditions, v1beta1.ConditionReady)
+	})
+	return ig
+}
+
+// runLocalRouter runs the router binary locally with the very graph the
+// cluster's router of the graph got, its two InferenceServices
+// (sklearn-iris and xgboost-iris) swapped for two local backends (kwok pods
+// serve nothing). It returns the router's address and its metrics'.
+func runLocalRouter(t *testing.T, ns, graph string) (addr, metricsAddr string) {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	require.NoError(t, sb.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: graph}, dep))
+	graphJSON, ok := strings.CutPrefix(dep.Spec.Template.Spec.Containers[0].Args[0], "--graph-json=")
+	require.True(t, ok, "the router gets the graph as its first argument")
+
+	// Two local model servers in place of the InferenceServices.
+	backend := func(name string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"model":%q,"path":%q,"got":%s}`, name, r.URL.Path, body)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	for _, name := range []string{"sklearn-iris", "xgboost-iris"} {
+		cluster := "http://" + name + "-predictor." + ns + ".svc.cluster.local"
+		require.Contains(t, graphJSON, cluster+"/v1/models/"+name+":predict")
+		graphJSON = strings.ReplaceAll(graphJSON, cluster, backend(name).URL)
+	}
+	addr, metricsAddr = freeAddr(t), freeAddr(t)
+	router := exec.Command(buildRouter(t), "--graph-json="+graphJSON, "--addr="+addr, "--metrics-addr="+metricsAddr, "--drain-delay=0s")
+	router.Stderr = os.Stderr
+	require.NoError(t, router.Start())
+	t.Cleanup(func() { _ = router.Process.Kill(); _ = router.Wait() })
+	return addr, metricsAddr
 }
 
 func freeAddr(t *testing.T) string {

@@ -1,0 +1,154 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Live streams are bounded in time (the browser reconnects, listing
+// again) and quiet ones are kept open by a comment line.
+const (
+	streamLifetime = 30 * time.Minute
+	heartbeat      = 25 * time.Second
+	// coalesce is the least time between two change events: a rollout
+	// changes a status several times a second.
+	coalesce = time.Second
+)
+
+// watchTarget is one watch a page's stream holds.
+type watchTarget struct {
+	list func() client.ObjectList
+	opts []client.ListOption
+}
+
+// live is a page's stream of server-sent events: an event "change" each
+// time something the page shows changes, from watches made as the user.
+// A page the user may watch nothing of gets 204, which tells the browser
+// not to reconnect.
+func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch) {
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "too many live pages are open", http.StatusServiceUnavailable)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), streamLifetime)
+	defer cancel()
+	changes := make(chan struct{}, 1)
+	started := 0
+	for _, t := range liveTargets(r) {
+		wi, err := startWatch(ctx, c, t)
+		if err != nil {
+			continue // not allowed, or not installed: nothing to follow there
+		}
+		started++
+		go forward(ctx, cancel, wi, changes)
+	}
+	if started == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	fmt.Fprint(w, "retry: 5000\n\n")
+	flusher.Flush()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			fmt.Fprint(w, ": ping\n\n")
+		case <-changes:
+			fmt.Fprint(w, "event: change\ndata: {}\n\n")
+			flusher.Flush()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(coalesce):
+			}
+			continue
+		}
+		flusher.Flush()
+	}
+}
+
+// liveTargets are the watches of a page: the services of the list (in its
+// namespace, or all), or one service and its Events.
+func liveTargets(r *http.Request) []watchTarget {
+	q := r.URL.Query()
+	ns := q.Get("namespace")
+	if name := q.Get("name"); name != "" {
+		k, ok := pageKind(q.Get("kind"))
+		if !ok || ns == "" {
+			return nil
+		}
+		return []watchTarget{
+			{list: k.list, opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}},
+			{list: func() client.ObjectList { return &corev1.EventList{} },
+				opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"involvedObject.name": name}}},
+		}
+	}
+	var out []watchTarget
+	for _, k := range serviceKinds {
+		t := watchTarget{list: k.list}
+		if ns != "" {
+			t.opts = []client.ListOption{client.InNamespace(ns)}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// startWatch watches from the present: a list of one item gives the
+// resourceVersion to start at, so that the objects that already exist are
+// no change.
+func startWatch(ctx context.Context, c client.WithWatch, t watchTarget) (watch.Interface, error) {
+	l := t.list()
+	if err := c.List(ctx, l, append([]client.ListOption{client.Limit(1)}, t.opts...)...); err != nil {
+		return nil, err
+	}
+	raw := &metav1.ListOptions{ResourceVersion: l.GetResourceVersion(), AllowWatchBookmarks: true}
+	return c.Watch(ctx, t.list(), append(t.opts, &client.ListOptions{Raw: raw})...)
+}
+
+// forward turns a watch's events into change signals; a watch that ends
+// ends the stream (the browser reconnects and watches again).
+func forward(ctx context.Context, cancel context.CancelFunc, wi watch.Interface, changes chan<- struct{}) {
+	defer wi.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				cancel()
+				return
+			}
+			if ev.Type == watch.Bookmark {
+				continue
+			}
+			select {
+			case changes <- struct{}{}:
+			default: // one is pending already
+			}
+		}
+	}
+}

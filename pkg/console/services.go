@@ -1,0 +1,247 @@
+package console
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
+)
+
+// maxRows bounds the services one page lists; past it the page says so
+// and offers the namespace filter.
+const maxRows = 2000
+
+// maxNamespaces bounds the namespaces a user without a cluster-wide right
+// is looked for in, one list each.
+const maxNamespaces = 200
+
+// Row is one service of the list.
+type Row struct {
+	Kind, Namespace, Name string
+	// Ready is the Ready condition's status (True, False, Unknown, or ""
+	// before the first status); Reason its reason.
+	Ready, Reason string
+	URL, Runtime  string
+	Age           string
+	created       time.Time
+}
+
+// Link is the service's page.
+func (r Row) Link() string { return servicePath(r.Kind, r.Namespace, r.Name) }
+
+// State is the CSS state of the Ready column.
+func (r Row) State() string { return conditionState(r.Ready) }
+
+func servicePath(kind, namespace, name string) string {
+	return "/services/" + strings.ToLower(kind) + "/" + namespace + "/" + name
+}
+
+// kindOf is each service kind: its list, and how a row is read from an item.
+type serviceKind struct {
+	name string
+	list func() client.ObjectList
+	rows func(client.ObjectList) []Row
+}
+
+var serviceKinds = []serviceKind{
+	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }, func(l client.ObjectList) []Row {
+		var out []Row
+		for i := range l.(*v1beta1.InferenceServiceList).Items {
+			o := &l.(*v1beta1.InferenceServiceList).Items[i]
+			runtime := o.Status.ServingRuntimeName
+			if runtime == "" {
+				runtime = o.Status.ClusterServingRuntimeName
+			}
+			if m := o.Spec.Predictor.Model; m != nil && m.ModelFormat.Name != "" {
+				runtime = strings.TrimSuffix(m.ModelFormat.Name+" · "+runtime, " · ")
+			}
+			out = append(out, row("InferenceService", o.ObjectMeta, o.Status.Conditions, o.Status.URL, runtime))
+		}
+		return out
+	}},
+	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }, func(l client.ObjectList) []Row {
+		var out []Row
+		for i := range l.(*v1alpha1.InferenceGraphList).Items {
+			o := &l.(*v1alpha1.InferenceGraphList).Items[i]
+			runtime := "router"
+			if root, ok := o.Spec.Nodes[v1alpha1.GraphRootNode]; ok {
+				runtime = string(root.RouterType) + " router"
+			}
+			out = append(out, row("InferenceGraph", o.ObjectMeta, o.Status.Conditions, o.Status.URL, runtime))
+		}
+		return out
+	}},
+	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }, func(l client.ObjectList) []Row {
+		var out []Row
+		for i := range l.(*v1alpha2.LLMInferenceServiceList).Items {
+			o := &l.(*v1alpha2.LLMInferenceServiceList).Items[i]
+			model := ""
+			if o.Spec.Model.Name != nil {
+				model = *o.Spec.Model.Name
+			}
+			if model == "" {
+				model = o.Spec.Model.URI
+			}
+			out = append(out, row("LLMInferenceService", o.ObjectMeta, o.Status.Conditions, o.Status.URL, model))
+		}
+		return out
+	}},
+}
+
+func row(kind string, m metav1.ObjectMeta, conds []metav1.Condition, url, runtime string) Row {
+	r := Row{Kind: kind, Namespace: m.Namespace, Name: m.Name, URL: url, Runtime: runtime, created: m.CreationTimestamp.Time}
+	if c := meta.FindStatusCondition(conds, "Ready"); c != nil {
+		r.Ready, r.Reason = string(c.Status), c.Reason
+	}
+	r.Age = age(m.CreationTimestamp.Time)
+	return r
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return duration.HumanDuration(time.Since(t))
+}
+
+// Listing is what the list page shows: the rows, and what the user could
+// not read.
+type Listing struct {
+	Rows []Row
+	// Namespaces are the namespaces looked in one by one; nil when every
+	// kind was listed across namespaces.
+	Namespaces []string
+	// Hidden says what the user may not read ("InferenceGraph in team-b")
+	// in the namespaces where they may read some kind.
+	Hidden []string
+	// HiddenNamespaces counts the namespaces the user may read no service
+	// in: a count, not their names, which such a user may not list.
+	HiddenNamespaces int
+	// Truncated is set when more than maxRows services matched.
+	Truncated bool
+}
+
+// listServices lists the services of every kind the user may read: across
+// namespaces where the user may, else namespace by namespace.
+func (s *Server) listServices(ctx context.Context, c client.Reader, only string) (Listing, error) {
+	var out Listing
+	var perNamespace []serviceKind
+	for _, k := range serviceKinds {
+		l := k.list()
+		opts := []client.ListOption{}
+		if only != "" {
+			opts = append(opts, client.InNamespace(only))
+		}
+		err := c.List(ctx, l, opts...)
+		switch {
+		case err == nil:
+			out.Rows = append(out.Rows, k.rows(l)...)
+		case apierrors.IsForbidden(err) && only == "":
+			perNamespace = append(perNamespace, k)
+		case apierrors.IsForbidden(err):
+			out.Hidden = append(out.Hidden, k.name+" in "+only)
+		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+			// The kind's CRD is not installed: nothing of it to show.
+		default:
+			return out, err
+		}
+	}
+	if len(perNamespace) > 0 {
+		nss, err := s.namespacesOf(ctx, c)
+		if err != nil {
+			return out, err
+		}
+		out.Namespaces = nss
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		var firstErr error
+		forbidden := map[string][]string{}
+		for _, ns := range nss {
+			for _, k := range perNamespace {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					l := k.list()
+					err := c.List(ctx, l, client.InNamespace(ns))
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						out.Rows = append(out.Rows, k.rows(l)...)
+					case apierrors.IsForbidden(err):
+						forbidden[ns] = append(forbidden[ns], k.name)
+					case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+					default:
+						if firstErr == nil {
+							firstErr = err
+						}
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return out, firstErr
+		}
+		for ns, ks := range forbidden {
+			if len(ks) == len(perNamespace) {
+				out.HiddenNamespaces++
+				continue
+			}
+			for _, k := range ks {
+				out.Hidden = append(out.Hidden, k+" in "+ns)
+			}
+		}
+	}
+	slices.SortFunc(out.Rows, func(a, b Row) int {
+		return strings.Compare(a.Namespace+"/"+a.Kind+"/"+a.Name, b.Namespace+"/"+b.Kind+"/"+b.Name)
+	})
+	slices.Sort(out.Hidden)
+	if len(out.Rows) > maxRows {
+		out.Rows, out.Truncated = out.Rows[:maxRows], true
+	}
+	return out, nil
+}
+
+// namespacesOf are the namespaces to look in for a user who may not list
+// a kind across namespaces: the ones the user may list, else (with
+// ListNamespaces) the ones the console may, else the default namespace.
+func (s *Server) namespacesOf(ctx context.Context, c client.Reader) ([]string, error) {
+	var l corev1.NamespaceList
+	err := c.List(ctx, &l)
+	if apierrors.IsForbidden(err) && s.opts.ListNamespaces {
+		err = s.clients.own.List(ctx, &l)
+	}
+	switch {
+	case apierrors.IsForbidden(err):
+		if s.opts.DefaultNamespace == "" {
+			return nil, nil
+		}
+		return []string{s.opts.DefaultNamespace}, nil
+	case err != nil:
+		return nil, err
+	}
+	var out []string
+	for _, ns := range l.Items {
+		out = append(out, ns.Name)
+	}
+	slices.Sort(out)
+	if len(out) > maxNamespaces {
+		out = out[:maxNamespaces]
+	}
+	return out, nil
+}

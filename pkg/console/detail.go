@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,25 +87,12 @@ var ownerLabel = map[string]string{
 
 // detail reads one service, its children and Events as the user.
 func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, namespace, name string) (*Detail, error) {
-	obj, err := getService(ctx, c, k.name, namespace, name)
-	if err != nil {
+	obj := k.object()
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
 		return nil, err
 	}
-	var conds []metav1.Condition
-	var d Detail
-	switch o := obj.(type) {
-	case *v1beta1.InferenceService:
-		conds = o.Status.Conditions
-		d.Row = serviceKinds[0].rows(&v1beta1.InferenceServiceList{Items: []v1beta1.InferenceService{*o}})[0]
-	case *v1alpha1.InferenceGraph:
-		conds = o.Status.Conditions
-		d.Row = serviceKinds[1].rows(&v1alpha1.InferenceGraphList{Items: []v1alpha1.InferenceGraph{*o}})[0]
-	case *v1alpha2.LLMInferenceService:
-		conds = o.Status.Conditions
-		d.Row = serviceKinds[2].rows(&v1alpha2.LLMInferenceServiceList{Items: []v1alpha2.LLMInferenceService{*o}})[0]
-	}
-	d.UID = obj.GetUID()
-	for _, cond := range conds {
+	d := Detail{Row: rowOf(obj), UID: obj.GetUID()}
+	for _, cond := range conditionsOf(obj) {
 		d.Conditions = append(d.Conditions, Condition{Type: cond.Type, Status: string(cond.Status), Reason: cond.Reason,
 			Message: cond.Message, Since: age(cond.LastTransitionTime.Time)})
 		if cond.Type == "Ready" {
@@ -114,6 +100,7 @@ func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, nam
 		}
 	}
 	d.Children, d.Hidden = s.children(ctx, c, k.name, namespace, name, obj.GetUID())
+	var err error
 	d.Events, err = events(ctx, c, namespace, obj.GetUID())
 	if apierrors.IsForbidden(err) {
 		d.Hidden = append(d.Hidden, "Event")
@@ -131,19 +118,6 @@ func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, nam
 		d.LLM = s.llmDiagram(ctx, c, o, d.Children)
 	}
 	return &d, nil
-}
-
-func getService(ctx context.Context, c client.Reader, kind, namespace, name string) (client.Object, error) {
-	var obj client.Object
-	switch kind {
-	case "InferenceService":
-		obj = &v1beta1.InferenceService{}
-	case "InferenceGraph":
-		obj = &v1alpha1.InferenceGraph{}
-	default:
-		obj = &v1alpha2.LLMInferenceService{}
-	}
-	return obj, c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
 }
 
 // children lists, kind by kind, the objects of the namespace that carry

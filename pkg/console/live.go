@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,12 +21,18 @@ const (
 	// coalesce is the least time between two change events: a rollout
 	// changes a status several times a second.
 	coalesce = time.Second
+	// maxLiveNamespaces bounds the namespaces a user without a right
+	// across namespaces is followed in, per kind.
+	maxLiveNamespaces = 20
 )
 
 // watchTarget is one watch a page's stream holds.
 type watchTarget struct {
 	list func() client.ObjectList
 	opts []client.ListOption
+	// acrossNamespaces is a watch of every namespace, which a user who may
+	// not make one gets namespace by namespace instead.
+	acrossNamespaces bool
 }
 
 // live is a page's stream of server-sent events: an event "change" each
@@ -50,13 +57,35 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch
 	defer cancel()
 	changes := make(chan struct{}, 1)
 	started := 0
-	for _, t := range liveTargets(r) {
+	follow := func(t watchTarget) error {
 		wi, err := startWatch(ctx, c, t)
-		if err != nil {
-			continue // not allowed, or not installed: nothing to follow there
+		if err == nil {
+			started++
+			go forward(ctx, cancel, wi, changes)
 		}
-		started++
-		go forward(ctx, cancel, wi, changes)
+		return err
+	}
+	var namespaces []string
+	looked := false
+	for _, t := range liveTargets(r) {
+		if err := follow(t); !apierrors.IsForbidden(err) || !t.acrossNamespaces {
+			continue // followed; or nothing to follow there (not allowed, not installed)
+		}
+		// A user who may not watch across namespaces is followed in the
+		// namespaces the list page looks in for them, where they may.
+		if !looked {
+			namespaces, _ = s.namespacesOf(ctx, c)
+			looked = true
+		}
+		followed := 0
+		for _, ns := range namespaces {
+			if followed == maxLiveNamespaces {
+				break
+			}
+			if follow(watchTarget{list: t.list, opts: []client.ListOption{client.InNamespace(ns)}}) == nil {
+				followed++
+			}
+		}
 	}
 	if started == 0 {
 		w.WriteHeader(http.StatusNoContent)
@@ -108,7 +137,7 @@ func liveTargets(r *http.Request) []watchTarget {
 	}
 	var out []watchTarget
 	for _, k := range serviceKinds {
-		t := watchTarget{list: k.list}
+		t := watchTarget{list: k.list, acrossNamespaces: ns == ""}
 		if ns != "" {
 			t.opts = []client.ListOption{client.InNamespace(ns)}
 		}

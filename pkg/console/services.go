@@ -35,7 +35,6 @@ type Row struct {
 	Ready, Reason string
 	URL, Runtime  string
 	Age           string
-	created       time.Time
 }
 
 // Link is the service's page.
@@ -48,65 +47,74 @@ func servicePath(kind, namespace, name string) string {
 	return "/services/" + strings.ToLower(kind) + "/" + namespace + "/" + name
 }
 
-// kindOf is each service kind: its list, and how a row is read from an item.
+// serviceKind is a kind of service the console shows.
 type serviceKind struct {
-	name string
-	list func() client.ObjectList
-	rows func(client.ObjectList) []Row
+	name   string
+	list   func() client.ObjectList
+	object func() client.Object
 }
 
 var serviceKinds = []serviceKind{
-	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }, func(l client.ObjectList) []Row {
-		var out []Row
-		for i := range l.(*v1beta1.InferenceServiceList).Items {
-			o := &l.(*v1beta1.InferenceServiceList).Items[i]
-			runtime := o.Status.ServingRuntimeName
-			if runtime == "" {
-				runtime = o.Status.ClusterServingRuntimeName
-			}
-			if m := o.Spec.Predictor.Model; m != nil && m.ModelFormat.Name != "" {
-				runtime = strings.TrimSuffix(m.ModelFormat.Name+" · "+runtime, " · ")
-			}
-			out = append(out, row("InferenceService", o.ObjectMeta, o.Status.Conditions, o.Status.URL, runtime))
-		}
-		return out
-	}},
-	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }, func(l client.ObjectList) []Row {
-		var out []Row
-		for i := range l.(*v1alpha1.InferenceGraphList).Items {
-			o := &l.(*v1alpha1.InferenceGraphList).Items[i]
-			runtime := "router"
-			if root, ok := o.Spec.Nodes[v1alpha1.GraphRootNode]; ok {
-				runtime = string(root.RouterType) + " router"
-			}
-			out = append(out, row("InferenceGraph", o.ObjectMeta, o.Status.Conditions, o.Status.URL, runtime))
-		}
-		return out
-	}},
-	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }, func(l client.ObjectList) []Row {
-		var out []Row
-		for i := range l.(*v1alpha2.LLMInferenceServiceList).Items {
-			o := &l.(*v1alpha2.LLMInferenceServiceList).Items[i]
-			model := ""
-			if o.Spec.Model.Name != nil {
-				model = *o.Spec.Model.Name
-			}
-			if model == "" {
-				model = o.Spec.Model.URI
-			}
-			out = append(out, row("LLMInferenceService", o.ObjectMeta, o.Status.Conditions, o.Status.URL, model))
-		}
-		return out
-	}},
+	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }, func() client.Object { return &v1beta1.InferenceService{} }},
+	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }, func() client.Object { return &v1alpha1.InferenceGraph{} }},
+	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }, func() client.Object { return &v1alpha2.LLMInferenceService{} }},
 }
 
-func row(kind string, m metav1.ObjectMeta, conds []metav1.Condition, url, runtime string) Row {
-	r := Row{Kind: kind, Namespace: m.Namespace, Name: m.Name, URL: url, Runtime: runtime, created: m.CreationTimestamp.Time}
-	if c := meta.FindStatusCondition(conds, "Ready"); c != nil {
+// rows are the list's services as rows.
+func rows(l client.ObjectList) []Row {
+	items, err := meta.ExtractList(l)
+	if err != nil {
+		return nil
+	}
+	out := make([]Row, 0, len(items))
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok {
+			out = append(out, rowOf(o))
+		}
+	}
+	return out
+}
+
+// rowOf reads a service's row: its Ready condition, URL and what serves
+// it (an InferenceService's model format and runtime, a graph's root
+// router, an LLM's model).
+func rowOf(obj client.Object) Row {
+	var kind, url, runtime string
+	switch o := obj.(type) {
+	case *v1beta1.InferenceService:
+		kind, url = "InferenceService", o.Status.URL
+		runtime = o.Status.ServingRuntimeName
+		if runtime == "" {
+			runtime = o.Status.ClusterServingRuntimeName
+		}
+		if m := o.Spec.Predictor.Model; m != nil && m.ModelFormat.Name != "" {
+			runtime = strings.TrimSuffix(m.ModelFormat.Name+" · "+runtime, " · ")
+		}
+	case *v1alpha1.InferenceGraph:
+		kind, url, runtime = "InferenceGraph", o.Status.URL, "router"
+		if root, ok := o.Spec.Nodes[v1alpha1.GraphRootNode]; ok {
+			runtime = string(root.RouterType) + " router"
+		}
+	case *v1alpha2.LLMInferenceService:
+		kind, url, runtime = "LLMInferenceService", o.Status.URL, o.Spec.Model.URI
+		if o.Spec.Model.Name != nil && *o.Spec.Model.Name != "" {
+			runtime = *o.Spec.Model.Name
+		}
+	}
+	r := Row{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), URL: url, Runtime: runtime,
+		Age: age(obj.GetCreationTimestamp().Time)}
+	if c := meta.FindStatusCondition(conditionsOf(obj), "Ready"); c != nil {
 		r.Ready, r.Reason = string(c.Status), c.Reason
 	}
-	r.Age = age(m.CreationTimestamp.Time)
 	return r
+}
+
+// conditionsOf are a service's status conditions.
+func conditionsOf(obj client.Object) []metav1.Condition {
+	if o, ok := obj.(interface{ GetConditions() []metav1.Condition }); ok {
+		return o.GetConditions()
+	}
+	return nil
 }
 
 func age(t time.Time) string {
@@ -147,7 +155,7 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 		err := c.List(ctx, l, opts...)
 		switch {
 		case err == nil:
-			out.Rows = append(out.Rows, k.rows(l)...)
+			out.Rows = append(out.Rows, rows(l)...)
 		case apierrors.IsForbidden(err) && only == "":
 			perNamespace = append(perNamespace, k)
 		case apierrors.IsForbidden(err):
@@ -181,7 +189,7 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 					defer mu.Unlock()
 					switch {
 					case err == nil:
-						out.Rows = append(out.Rows, k.rows(l)...)
+						out.Rows = append(out.Rows, rows(l)...)
 					case apierrors.IsForbidden(err):
 						forbidden[ns] = append(forbidden[ns], k.name)
 					case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):

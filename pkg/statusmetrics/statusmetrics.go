@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,6 +35,22 @@ const (
 	ConditionMetric = "serval_condition"
 	CacheCopyMetric = "serval_model_cache_copy"
 )
+
+// conditioned is a service of any kind.
+type conditioned interface {
+	client.Object
+	GetConditions() []metav1.Condition
+}
+
+// serviceKinds are the kinds whose conditions are reported.
+var serviceKinds = []struct {
+	name string
+	list func() client.ObjectList
+}{
+	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }},
+	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }},
+	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }},
+}
 
 // scrapeListTimeout bounds each cache read of a scrape: before the cache has
 // synced, a scrape reports nothing rather than waiting.
@@ -92,25 +109,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// Read only, so the cache's objects need no copy. A list that fails
 	// (a cache not synced yet) reports nothing of its kind.
-	var isvcs v1beta1.InferenceServiceList
-	if (*r).List(ctx, &isvcs, client.UnsafeDisableDeepCopy) == nil {
-		for i := range isvcs.Items {
-			o := &isvcs.Items[i]
-			conds("InferenceService", o.Namespace, o.Name, o.Status.Conditions)
+	for _, k := range serviceKinds {
+		l := k.list()
+		if (*r).List(ctx, l, client.UnsafeDisableDeepCopy) != nil {
+			continue
 		}
-	}
-	var graphs v1alpha1.InferenceGraphList
-	if (*r).List(ctx, &graphs, client.UnsafeDisableDeepCopy) == nil {
-		for i := range graphs.Items {
-			o := &graphs.Items[i]
-			conds("InferenceGraph", o.Namespace, o.Name, o.Status.Conditions)
-		}
-	}
-	var llms v1alpha2.LLMInferenceServiceList
-	if (*r).List(ctx, &llms, client.UnsafeDisableDeepCopy) == nil {
-		for i := range llms.Items {
-			o := &llms.Items[i]
-			conds("LLMInferenceService", o.Namespace, o.Name, o.Status.Conditions)
+		items, _ := meta.ExtractList(l)
+		for _, item := range items {
+			if o, ok := item.(conditioned); ok {
+				conds(k.name, o.GetNamespace(), o.GetName(), o.GetConditions())
+			}
 		}
 	}
 	var caches v1alpha1.LocalModelCacheList

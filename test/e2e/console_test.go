@@ -178,6 +178,15 @@ func TestConsole(t *testing.T) {
 		b.screenshot(t, proxy.URL+"/", "services-one-namespace", 1400, 600)
 		doc = b.dom(t, proxy.URL+"/services/inferenceservice/"+consoleOtherNS+"/sklearn-iris")
 		assert.Contains(t, text(doc), "You may not read InferenceService "+consoleOtherNS+"/sklearn-iris.")
+		// The list follows the namespace the user may watch.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, proxy.URL+"/live", nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "a stream of the namespace the user may watch")
 	})
 
 	t.Run("live updates", func(t *testing.T) {

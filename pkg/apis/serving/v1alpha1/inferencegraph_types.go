@@ -230,3 +230,7 @@ const InferenceGraphLabel = "serving.serval.dev/inferencegraph"
 func init() {
 	SchemeBuilder.Register(&InferenceGraph{}, &InferenceGraphList{})
 }
+
+// GetConditions returns the status conditions: every service kind has
+// them, and readers of all kinds (metrics, the console) take this method.
+func (s *InferenceGraph) GetConditions() []metav1.Condition { return s.Status.Conditions }

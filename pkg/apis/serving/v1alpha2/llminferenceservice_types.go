@@ -438,3 +438,7 @@ type GatewayObjectReference struct {
 	// +optional
 	SectionName *string `json:"sectionName,omitempty"`
 }
+
+// GetConditions returns the status conditions: every service kind has
+// them, and readers of all kinds (metrics, the console) take this method.
+func (s *LLMInferenceService) GetConditions() []metav1.Condition { return s.Status.Conditions }

@@ -331,3 +331,7 @@ const (
 func init() {
 	SchemeBuilder.Register(&InferenceService{}, &InferenceServiceList{})
 }
+
+// GetConditions returns the status conditions: every service kind has
+// them, and readers of all kinds (metrics, the console) take this method.
+func (s *InferenceService) GetConditions() []metav1.Condition { return s.Status.Conditions }

@@ -66,6 +66,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd, schemaless pod fi
 	cp config/policy/node-agent.yaml charts/serval/files/node-agent-policy.yaml
 	cp config/policy/activator.yaml charts/serval/files/activator-policy.yaml
 	cp config/policy/manager-bindings.yaml charts/serval/files/manager-bindings-policy.yaml
+	cp config/policy/scale-from-zero.yaml charts/serval/files/scale-from-zero-policy.yaml
 	cp config/webhook/manifests.yaml charts/serval/files/webhooks.yaml
 	cp config/runtimes/*.yaml charts/serval/files/runtimes/
 	cp config/llmisvcconfig/*.yaml charts/serval/files/llmisvcconfig/

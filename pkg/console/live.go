@@ -40,14 +40,13 @@ type watchTarget struct {
 // A page the user may watch nothing of gets 204, which tells the browser
 // not to reconnect.
 func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch) {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
+	caller, _ := r.Context().Value(callerKey{}).(string)
+	if !s.takeStream(caller) {
 		w.Header().Set("Retry-After", "30")
 		http.Error(w, "too many live pages are open", http.StatusServiceUnavailable)
 		return
 	}
+	defer s.releaseStream(caller)
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
@@ -116,6 +115,32 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch
 			continue
 		}
 		flusher.Flush()
+	}
+}
+
+// takeStream reserves a stream for the caller, within the console's bound
+// and the caller's share of it.
+func (s *Server) takeStream(caller string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.userStreams[caller] >= max(s.opts.MaxStreams/8, 1) {
+		return false
+	}
+	select {
+	case s.streams <- struct{}{}:
+	default:
+		return false
+	}
+	s.userStreams[caller]++
+	return true
+}
+
+func (s *Server) releaseStream(caller string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	<-s.streams
+	if s.userStreams[caller]--; s.userStreams[caller] == 0 {
+		delete(s.userStreams, caller)
 	}
 }
 

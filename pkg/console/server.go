@@ -1,7 +1,9 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -55,7 +58,8 @@ type Options struct {
 	// them. Only the names: every read of a service is the user's.
 	ListNamespaces bool
 	// MaxStreams bounds the live-update streams open at once (each holds
-	// a few watches on the API server); 0 means 64.
+	// a few watches on the API server); 0 means 64. One caller may hold
+	// at most an eighth of them (at least one).
 	MaxStreams int
 }
 
@@ -67,6 +71,10 @@ type Server struct {
 	pages   map[string]*template.Template
 	mux     *http.ServeMux
 	streams chan struct{}
+	// userStreams counts each caller's open streams, by a hash of the
+	// caller's token: one user cannot take every stream.
+	mu          sync.Mutex
+	userStreams map[string]int
 }
 
 // New returns a console server.
@@ -85,7 +93,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, clients: cs, pages: pages, mux: http.NewServeMux(), streams: make(chan struct{}, o.MaxStreams)}
+	s := &Server{opts: o, clients: cs, pages: pages, mux: http.NewServeMux(), streams: make(chan struct{}, o.MaxStreams),
+		userStreams: map[string]int{}}
 	if o.Auth == AuthLocal {
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
@@ -130,6 +139,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// callerKey holds, in a request's context, a hash of its caller's token.
+type callerKey struct{}
 
 // errUnauthenticated is a request without the credentials its mode needs.
 var errUnauthenticated = errors.New("unauthenticated")
@@ -187,6 +199,7 @@ func (s *Server) user(h func(http.ResponseWriter, *http.Request, client.WithWatc
 			s.renderError(w, http.StatusInternalServerError, "The console could not make a client: "+err.Error())
 			return
 		}
-		h(w, r, c)
+		sum := sha256.Sum256([]byte(token))
+		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, hex.EncodeToString(sum[:]))), c)
 	}
 }

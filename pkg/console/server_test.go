@@ -84,3 +84,20 @@ func TestReadOnlyAndHeaders(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, get(s, "/services/inferenceservice/Not_A_Namespace/x", http.Header{"Authorization": {"Bearer a"}}).Code)
 	assert.Equal(t, http.StatusBadRequest, get(s, "/?namespace=..%2Fx", http.Header{"Authorization": {"Bearer a"}}).Code)
 }
+
+// TestStreamsAreShared: one caller holds at most an eighth of the
+// streams; others still get theirs; a released stream is free again.
+func TestStreamsAreShared(t *testing.T) {
+	s, err := New(Options{Config: unreachable, Auth: AuthForwarded, MaxStreams: 16})
+	require.NoError(t, err)
+	assert.True(t, s.takeStream("a"))
+	assert.True(t, s.takeStream("a"))
+	assert.False(t, s.takeStream("a"), "a's share of 16 is 2")
+	for i := range 14 {
+		assert.True(t, s.takeStream(string(rune('b'+i/2))), i)
+	}
+	assert.False(t, s.takeStream("z"), "all 16 taken")
+	s.releaseStream("a")
+	assert.True(t, s.takeStream("z"))
+	assert.Len(t, s.userStreams, 9, "a, b-h and z")
+}

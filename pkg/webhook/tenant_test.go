@@ -14,12 +14,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/internal/testenv"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 )
 
@@ -48,9 +48,7 @@ func newTenant(t *testing.T, name string, extra ...rbacv1.PolicyRule) tenant {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "tenant-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}}}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, binding)))
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: []string{"system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	c, err := client.New(testenv.AsUser(env.Config, name), client.Options{Scheme: k8s.Scheme()})
 	require.NoError(t, err)
 	return tenant{name: name, namespace: ns, client: c}
 }

@@ -145,9 +145,7 @@ func grantActivatorRights(t *testing.T, ctx context.Context, k8s client.Client, 
 	for _, o := range policy {
 		require.NoError(t, k8s.Create(ctx, o))
 	}
-	cfg := rest.CopyConfig(admin)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:serval-system:serval-activator",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:serval-system", "system:authenticated"}}
+	cfg := testenv.AsServiceAccount(admin, "serval-system", "serval-activator")
 	// The policy takes a moment to be in force.
 	testenv.Eventually(t, "the activator's policy in force", func() bool {
 		c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/testenv"
@@ -37,9 +36,7 @@ func TestOnlyTheManagerClaimsHosts(t *testing.T) {
 		require.NoError(t, k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "writer-"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "services-writer"},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}}}))
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(groups, "system:authenticated")}
-		c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+		c, err := client.New(testenv.AsUser(env.Config, user, groups...), client.Options{Scheme: k8s.Scheme()})
 		require.NoError(t, err)
 		return c
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -57,10 +56,7 @@ func TestManagerWritesOnlyItsOwnBindings(t *testing.T) {
 			_ = k8s.Delete(context.Background(), o)
 		}
 	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:serval-system:serval-manager",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:serval-system", "system:authenticated"}}
-	manager, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	manager, err := client.New(testenv.AsServiceAccount(env.Config, "serval-system", "serval-manager"), client.Options{Scheme: k8s.Scheme()})
 	require.NoError(t, err)
 
 	// Another team's bindings, made by an administrator.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,7 +146,7 @@ func (s *Server) releaseStream(caller string) {
 }
 
 // liveTargets are the watches of a page: the services of the list (in its
-// namespace, or all), or one service and its Events.
+// namespace, or all), or one service, its Events and its Deployments.
 func liveTargets(r *http.Request) []watchTarget {
 	q := r.URL.Query()
 	ns := q.Get("namespace")
@@ -158,6 +159,10 @@ func liveTargets(r *http.Request) []watchTarget {
 			{list: k.list, opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}},
 			{list: func() client.ObjectList { return &corev1.EventList{} },
 				opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"involvedObject.name": name}}},
+			// Its Deployments: their replicas change without the
+			// service's status changing once it is Ready.
+			{list: func() client.ObjectList { return &appsv1.DeploymentList{} },
+				opts: []client.ListOption{client.InNamespace(ns), client.MatchingLabels{ownerLabel[k.name]: name}}},
 		}
 	}
 	var out []watchTarget

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -209,23 +210,47 @@ func TestConsole(t *testing.T) {
 			}
 			close(events)
 		}()
-		isvc := &v1beta1.InferenceService{}
-		require.NoError(t, sb.Client.Get(context.Background(), types.NamespacedName{Namespace: consoleNS, Name: "xgboost-iris"}, isvc))
-		patch := client.MergeFrom(isvc.DeepCopy())
-		isvc.Labels = map[string]string{"console-test": "changed"}
-		require.NoError(t, sb.Client.Patch(context.Background(), isvc, patch))
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case line, ok := <-events:
-				require.True(t, ok, "the stream ended before a change")
-				if line == "event: change" {
-					return
+		waitChange := func(what string) {
+			t.Helper()
+			deadline := time.After(20 * time.Second)
+			for {
+				select {
+				case line, ok := <-events:
+					require.True(t, ok, "the stream ended before a change")
+					if line == "event: change" {
+						return
+					}
+				case <-deadline:
+					t.Fatalf("no change event within 20 s of a change to %s", what)
 				}
-			case <-deadline:
-				t.Fatal("no change event within 20 s of a change to the service")
 			}
 		}
+		// Quiet first: no change while nothing changes.
+		quiet := time.After(2 * time.Second)
+	wait:
+		for {
+			select {
+			case line := <-events:
+				require.NotEqual(t, "event: change", line, "a change with nothing changed")
+			case <-quiet:
+				break wait
+			}
+		}
+		// A change to its Deployment alone (the service's status stays).
+		dep := &appsv1.Deployment{}
+		require.NoError(t, sb.Client.Get(context.Background(), types.NamespacedName{Namespace: consoleNS, Name: "xgboost-iris-predictor"}, dep))
+		patch := client.MergeFrom(dep.DeepCopy())
+		dep.Annotations = map[string]string{"console-test": "changed"}
+		require.NoError(t, sb.Client.Patch(context.Background(), dep, patch))
+		waitChange("its Deployment")
+		// A change to the service.
+		time.Sleep(1500 * time.Millisecond) // past the stream's coalescing
+		isvc := &v1beta1.InferenceService{}
+		require.NoError(t, sb.Client.Get(context.Background(), types.NamespacedName{Namespace: consoleNS, Name: "xgboost-iris"}, isvc))
+		patch = client.MergeFrom(isvc.DeepCopy())
+		isvc.Labels = map[string]string{"console-test": "changed"}
+		require.NoError(t, sb.Client.Patch(context.Background(), isvc, patch))
+		waitChange("the service")
 	})
 }
 

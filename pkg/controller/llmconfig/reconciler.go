@@ -106,10 +106,18 @@ func Status(cfg *v1alpha2.LLMInferenceServiceConfig, users []v1alpha2.UntypedObj
 	meta.SetStatusCondition(&st.Conditions, ready)
 	meta.SetStatusCondition(&st.Conditions, inUse)
 	if len(users) > 0 {
-		st.ReferencedBy = users
+		// The shipped presets are used by every service of the cluster: the
+		// list is bounded, so that many users cannot take a preset's
+		// status past what the API server stores (1.5 MiB), and the
+		// condition gives their count.
+		st.ReferencedBy = users[:min(len(users), MaxReferencedBy)]
 	}
 	return st
 }
+
+// MaxReferencedBy bounds status.referencedBy: the first users, in order of
+// namespace and name.
+const MaxReferencedBy = 100
 
 // BundledLabel marks the objects the chart installs (runtimes, storage
 // containers, presets); in Serval's namespace, a preset that carries it is

@@ -1,6 +1,7 @@
 package llmconfig
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +18,7 @@ func TestStatus(t *testing.T) {
 	users := func(n int) []v1alpha2.UntypedObjectReference {
 		var out []v1alpha2.UntypedObjectReference
 		for i := range n {
-			out = append(out, v1alpha2.UntypedObjectReference{Namespace: "team", Name: string(rune('a' + i))})
+			out = append(out, v1alpha2.UntypedObjectReference{Namespace: "team", Name: fmt.Sprintf("%c%03d", 'a'+min(i, 25), i)})
 		}
 		return out
 	}
@@ -27,12 +28,16 @@ func TestStatus(t *testing.T) {
 		cfg                  v1alpha2.LLMInferenceServiceConfig
 		users                []v1alpha2.UntypedObjectReference
 		ready, inUse, inText string
+		// listed is how many users referencedBy lists: all, up to the bound.
+		listed int
 	}{
 		{name: "unused", ready: "True/Valid", inUse: "False/NotInUse", inText: "no LLMInferenceService"},
-		{name: "used by two", users: users(2), ready: "True/Valid", inUse: "True/InUse", inText: "used by 2 LLMInferenceService(s): team/a, team/b"},
-		{name: "used by seven: five named", users: users(7), ready: "True/Valid", inUse: "True/InUse", inText: "team/e, and 2 more"},
+		{name: "used by two", users: users(2), ready: "True/Valid", inUse: "True/InUse", inText: "used by 2 LLMInferenceService(s): team/a000, team/b001", listed: 2},
+		{name: "used by seven: five named", users: users(7), ready: "True/Valid", inUse: "True/InUse", inText: "team/e004, and 2 more", listed: 7},
+		{name: "used by 250: a hundred listed, all counted", users: users(250), ready: "True/Valid", inUse: "True/InUse",
+			inText: "used by 250 LLMInferenceService(s)", listed: MaxReferencedBy},
 		{name: "deleted while in use", cfg: v1alpha2.LLMInferenceServiceConfig{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}},
-			users: users(1), ready: "True/Valid", inUse: "True/DeletionBlocked", inText: "the deletion waits until no LLMInferenceService uses the preset; 1 do: team/a"},
+			users: users(1), ready: "True/Valid", inUse: "True/DeletionBlocked", inText: "the deletion waits until no LLMInferenceService uses the preset; 1 do: team/a000", listed: 1},
 		{name: "stored before admission refused baseRefs", cfg: v1alpha2.LLMInferenceServiceConfig{
 			Spec: v1alpha2.LLMInferenceServiceSpec{BaseRefs: []corev1.LocalObjectReference{{Name: "other"}}}},
 			ready: "False/InvalidSpec", inUse: "False/NotInUse"},
@@ -46,7 +51,11 @@ func TestStatus(t *testing.T) {
 			assert.Equal(t, tt.ready, string(get("Ready").Status)+"/"+get("Ready").Reason)
 			assert.Equal(t, tt.inUse, string(get("ConfigInUse").Status)+"/"+get("ConfigInUse").Reason)
 			assert.Contains(t, get("ConfigInUse").Message, tt.inText)
-			assert.Equal(t, tt.users, st.ReferencedBy)
+			if tt.listed == 0 {
+				assert.Empty(t, st.ReferencedBy)
+			} else {
+				assert.Equal(t, tt.users[:tt.listed], st.ReferencedBy)
+			}
 		})
 	}
 }

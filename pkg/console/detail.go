@@ -66,7 +66,13 @@ type Detail struct {
 	Hidden []string
 	Graph  *Diagram
 	LLM    *Diagram
+	// GraphNote says why a graph is not drawn.
+	GraphNote string
 }
+
+// maxDrawnNodes bounds the graphs drawn: past it a drawing says little
+// and costs the page its size.
+const maxDrawnNodes = 200
 
 // pageKind maps the kind in a page's path to the service kind.
 func pageKind(path string) (serviceKind, bool) {
@@ -113,7 +119,11 @@ func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, nam
 	}
 	switch o := obj.(type) {
 	case *v1alpha1.InferenceGraph:
-		d.Graph = graphDiagram(o, serviceStates(ctx, c, namespace, o))
+		if n := len(o.Spec.Nodes); n > maxDrawnNodes {
+			d.GraphNote = fmt.Sprintf("The graph has %d nodes; graphs of more than %d are not drawn (the manifest below has them all).", n, maxDrawnNodes)
+		} else {
+			d.Graph = graphDiagram(o, serviceStates(ctx, c, namespace, o))
+		}
 	case *v1alpha2.LLMInferenceService:
 		d.LLM = s.llmDiagram(ctx, c, o, d.Children)
 	}

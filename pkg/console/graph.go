@@ -16,9 +16,16 @@ import (
 // serviceState is the Ready state of an InferenceService a graph calls.
 type serviceState struct{ state, detail string }
 
-// serviceStates reads, as the user, the InferenceServices the graph's steps
-// name; one the user may not read, or that does not exist, says so.
+// serviceStates reads, as the user, the state of the InferenceServices the
+// graph's steps name: one list of the namespace, however many steps there
+// are. One the user may not read, or that does not exist, says so.
 func serviceStates(ctx context.Context, c client.Reader, namespace string, g *v1alpha1.InferenceGraph) map[string]serviceState {
+	var list v1beta1.InferenceServiceList
+	err := c.List(ctx, &list, client.InNamespace(namespace))
+	byName := map[string]*v1beta1.InferenceService{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
 	out := map[string]serviceState{}
 	for _, n := range g.Spec.Nodes {
 		for _, st := range n.Steps {
@@ -26,16 +33,12 @@ func serviceStates(ctx context.Context, c client.Reader, namespace string, g *v1
 			if name == "" {
 				continue
 			}
-			if _, done := out[name]; done {
-				continue
-			}
-			var isvc v1beta1.InferenceService
-			err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &isvc)
+			isvc, found := byName[name]
 			switch {
-			case err != nil && client.IgnoreNotFound(err) == nil:
-				out[name] = serviceState{"fail", "not found"}
 			case err != nil:
 				out[name] = serviceState{"none", "not readable"}
+			case !found:
+				out[name] = serviceState{"fail", "not found"}
 			default:
 				cond := meta.FindStatusCondition(isvc.Status.Conditions, "Ready")
 				if cond == nil {

@@ -81,3 +81,16 @@ func chainYAML(n, fanOut int) string {
 	}
 	return b.String()
 }
+
+// TestInferenceGraphSizeAdmission: a graph whose nodes pass 64 KiB as JSON
+// is refused on its size alone (its router could not start with it).
+func TestInferenceGraphSizeAdmission(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("  nodes:\n    root: {routerType: Sequence, steps: [{serviceName: a}]}\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "    unreached-%04d: {routerType: Sequence, steps: [{serviceName: a}]}\n", i)
+	}
+	err := create(graphYAML("huge", "", b.String()))
+	require.Error(t, err)
+	assert.Regexp(t, `spec.nodes: Invalid value: the nodes are \d+ bytes as JSON; the limit is 65536: the router receives the graph as one command-line argument, which Linux caps at 128 KiB`, err.Error())
+}

@@ -113,7 +113,13 @@ func (r *Reconciler) reconcileRouter(ctx context.Context, s *scope) error {
 	}
 	req := pipeline.Request{Owner: pipeline.Owner{Object: s.ig, Ref: OwnerOf(s.ig)}, Mode: childkinds.Mode(s.mode)}
 	in := Inputs{Graph: s.ig, Mode: s.mode, URLs: urls, Router: cfg.Router, DefaultImage: r.RouterImage, Limits: r.GraphLimits}
-	if s.comp, err = Build(in); err != nil {
+	s.comp, err = Build(in)
+	var tooLarge *GraphTooLargeError
+	if errors.As(err, &tooLarge) {
+		s.failure = &pipeline.Failure{Reason: v1beta1.ReasonInvalidSpec, Component: RouterComponent, Message: tooLarge.Error()}
+		return nil
+	}
+	if err != nil {
 		// An InferenceService has no address yet: the router waits for it,
 		// and what runs is only observed.
 		s.waiting = true

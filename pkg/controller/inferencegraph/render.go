@@ -75,6 +75,20 @@ func RoutedGraph(spec *v1alpha1.InferenceGraphSpec, urls map[string]string) ([]b
 	return json.Marshal(routed) // maps encode with sorted keys: the same graph, the same bytes
 }
 
+// MaxGraphArgBytes bounds the graph the router gets, its InferenceServices
+// resolved to URLs: Linux refuses to start a process with an argument of
+// 128 KiB or more (MAX_ARG_STRLEN, with the flag's name and the NUL).
+const MaxGraphArgBytes = 128<<10 - len("--graph-json=") - 1
+
+// GraphTooLargeError is a graph whose resolved form is past
+// MaxGraphArgBytes: its router could not start.
+type GraphTooLargeError struct{ Bytes int }
+
+func (e *GraphTooLargeError) Error() string {
+	return fmt.Sprintf("the graph, its InferenceServices resolved to URLs, is %d bytes; the router receives it as one command-line argument, which Linux caps at %d bytes: make the graph smaller",
+		e.Bytes, MaxGraphArgBytes)
+}
+
 // Build returns the router's component: its pod, scaling and metadata. It
 // is pure.
 func Build(in Inputs) (*components.Component, error) {
@@ -82,6 +96,9 @@ func Build(in Inputs) (*components.Component, error) {
 	graphJSON, err := RoutedGraph(&ig.Spec, in.URLs)
 	if err != nil {
 		return nil, err
+	}
+	if len(graphJSON) > MaxGraphArgBytes {
+		return nil, &GraphTooLargeError{Bytes: len(graphJSON)}
 	}
 	image := in.Router.Image
 	if image == "" {

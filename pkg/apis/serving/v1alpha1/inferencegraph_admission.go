@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,10 +11,17 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
+// MaxGraphBytes bounds a graph's nodes, as JSON. The router gets the graph,
+// its InferenceServices resolved to URLs, as one command-line argument,
+// which Linux caps at 128 KiB (MAX_ARG_STRLEN): a larger one would leave
+// the router's container unable to start. Half of it leaves room for the
+// URLs.
+const MaxGraphBytes = 64 << 10
+
 // ValidateInferenceGraph checks an InferenceGraph as admission does: its
-// name (the router's Deployment and Service take it), its deployment mode,
-// its scaling, its graph, and what one request may cost in it (limits; a
-// zero limit is not checked).
+// size, its name (the router's Deployment and Service take it), its
+// deployment mode, its scaling, its graph, and what one request may cost
+// in it (limits; a zero limit is not checked).
 func ValidateInferenceGraph(ig *InferenceGraph, limits GraphLimits) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1035Label(ig.Name) {
@@ -26,6 +34,13 @@ func ValidateInferenceGraph(ig *InferenceGraph, limits GraphLimits) field.ErrorL
 		}
 	}
 	spec := field.NewPath("spec")
+	if data, err := json.Marshal(ig.Spec.Nodes); err == nil && len(data) > MaxGraphBytes {
+		// Checked first, and alone: nothing else of a graph this size is
+		// worth the webhook's time.
+		return append(errs, field.Invalid(spec.Child("nodes"), field.OmitValueType{}, fmt.Sprintf(
+			"the nodes are %d bytes as JSON; the limit is %d: the router receives the graph as one command-line argument, which Linux caps at 128 KiB",
+			len(data), MaxGraphBytes)))
+	}
 	if ig.Spec.MinReplicas != nil && ig.Spec.MaxReplicas > 0 && *ig.Spec.MinReplicas > ig.Spec.MaxReplicas {
 		errs = append(errs, field.Invalid(spec.Child("minReplicas"), *ig.Spec.MinReplicas,
 			fmt.Sprintf("must not exceed maxReplicas (%d)", ig.Spec.MaxReplicas)))

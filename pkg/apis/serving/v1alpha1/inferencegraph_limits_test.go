@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestGraphCost(t *testing.T) {
@@ -61,4 +63,24 @@ func TestGraphCost(t *testing.T) {
 		{Path: "spec.nodes", Detail: "a request could make 8 step calls; the limit is 4 (the manager's --graph-max-step-calls)"},
 	}, ValidateGraphLimits(chain(3, 2), GraphLimits{MaxDepth: 2, MaxStepCalls: 4}))
 	assert.Empty(t, ValidateGraphLimits(chain(3, 2), GraphLimits{MaxDepth: 3, MaxStepCalls: 8}), "at the limits")
+}
+
+// TestGraphSizeBound: a graph whose nodes are past MaxGraphBytes as JSON
+// is refused on spec.nodes alone, naming its size; one just under passes.
+func TestGraphSizeBound(t *testing.T) {
+	graph := func(nodes int) *InferenceGraph {
+		ig := &InferenceGraph{ObjectMeta: metav1.ObjectMeta{Name: "big"}, Spec: InferenceGraphSpec{Nodes: map[string]InferenceRouter{
+			GraphRootNode: {RouterType: Sequence, Steps: []InferenceStep{{InferenceTarget: InferenceTarget{ServiceName: "a"}}}}}}}
+		// Nodes no request reaches: admission has no other bound on them.
+		for i := range nodes {
+			ig.Spec.Nodes[fmt.Sprintf("unreached-%04d", i)] = InferenceRouter{RouterType: Sequence,
+				Steps: []InferenceStep{{InferenceTarget: InferenceTarget{ServiceName: "a"}}}}
+		}
+		return ig
+	}
+	assert.Empty(t, ValidateInferenceGraph(graph(700), DefaultGraphLimits))
+	errs := ValidateInferenceGraph(graph(2000), DefaultGraphLimits)
+	require.Len(t, errs, 1, "the size alone")
+	assert.Equal(t, "spec.nodes", errs[0].Field)
+	assert.Regexp(t, `the nodes are \d+ bytes as JSON; the limit is 65536: the router receives the graph as one command-line argument`, errs[0].Detail)
 }

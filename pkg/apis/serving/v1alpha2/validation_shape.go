@@ -102,11 +102,22 @@ func acceleratorsOf(r corev1.ResourceRequirements) (corev1.ResourceName, int64) 
 	return "", 0
 }
 
+// MaxInlinePickerConfigBytes bounds an inline endpoint-picker config: the
+// picker gets it as one command-line argument, which Linux caps at 128 KiB
+// (MAX_ARG_STRLEN); past it the picker's container could not start. Half
+// of it leaves room for the YAML it is written as.
+const MaxInlinePickerConfigBytes = 64 << 10
+
 // validatePickerConfig checks the shape of an inline EndpointPickerConfig,
 // so that a config the picker cannot load is refused here rather than
 // crash-looping the picker: its kind, and plugins and schedulingProfiles
 // as lists of objects with a type or a name.
 func validatePickerConfig(p *field.Path, raw []byte) field.ErrorList {
+	if len(raw) > MaxInlinePickerConfigBytes {
+		return field.ErrorList{field.Invalid(p, field.OmitValueType{}, fmt.Sprintf(
+			"the config is %d bytes; the limit is %d: the picker receives it as one command-line argument (--config-text), which Linux caps at 128 KiB; put a larger one in a ConfigMap (config.ref)",
+			len(raw), MaxInlinePickerConfigBytes))}
+	}
 	var cfg map[string]any
 	if err := yaml.Unmarshal(raw, &cfg); err != nil || len(cfg) == 0 {
 		return field.ErrorList{field.Invalid(p, string(raw), "not an EndpointPickerConfig object")}

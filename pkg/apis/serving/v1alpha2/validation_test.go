@@ -2,6 +2,7 @@ package v1alpha2
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,6 +131,11 @@ func TestValidate(t *testing.T) {
 		}), want: []string{
 			`spec.router.scheduler.config.inline.kind: Invalid value: "Nope": the picker reads kind EndpointPickerConfig`,
 			`spec.router.scheduler.config.inline.plugins: Invalid value: "notalist": plugins is a list`}},
+		{name: "an inline picker config past the argument bound", svc: service(func(s *LLMInferenceServiceSpec) {
+			big := `{"kind":"EndpointPickerConfig","plugins":[{"type":"x","parameters":{"pad":"` + strings.Repeat("p", MaxInlinePickerConfigBytes) + `"}}]}`
+			s.Router = &RouterSpec{Scheduler: &SchedulerSpec{Config: &SchedulerConfigSpec{Inline: &runtime.RawExtension{Raw: []byte(big)}}}}
+		}), want: []string{
+			`spec.router.scheduler.config.inline: Invalid value: the config is 65616 bytes; the limit is 65536: the picker receives it as one command-line argument (--config-text), which Linux caps at 128 KiB; put a larger one in a ConfigMap (config.ref)`}},
 		{name: "a tracing endpoint that is no URL", svc: service(func(s *LLMInferenceServiceSpec) {
 			s.Tracing = &TracingSpec{ExporterEndpoint: ptr.To("not a url ::")}
 		}), want: []string{`spec.tracing.exporterEndpoint: Invalid value: "not a url ::": the OTLP exporter's endpoint is a URL with a scheme and a host, such as http://otel-collector.observability:4317`}},

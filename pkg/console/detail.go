@@ -137,7 +137,7 @@ func (s *Server) children(ctx context.Context, c client.Reader, kind, namespace,
 	var wg sync.WaitGroup
 	var out []Child
 	var hidden []string
-	for _, k := range childkinds.All() {
+	for _, k := range childkinds.OfServices(kind == "LLMInferenceService") {
 		mapping, err := s.clients.mapper.RESTMapping(k.GVK.GroupKind(), k.GVK.Version)
 		if err != nil || mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 			// Not installed, or cluster-scoped (a cache's volumes).

@@ -60,7 +60,14 @@ func entry(m v1beta1.DeploymentMode) modeEntry {
 
 // All returns every kind of child object of every mode, router and owner
 // kind, each once, in a fixed order.
-func All() []kinds.Kind {
+func All() []kinds.Kind { return of(true, true) }
+
+// OfServices returns the kinds of child object an InferenceService or an
+// InferenceGraph may have (its modes' and routers'), or with llm, an
+// LLMInferenceService: for readers who look for one service's children.
+func OfServices(llm bool) []kinds.Kind { return of(llm, false) }
+
+func of(llm, caches bool) []kinds.Kind {
 	var out []kinds.Kind
 	seen := map[string]bool{}
 	add := func(ks []kinds.Kind) {
@@ -77,11 +84,15 @@ func All() []kinds.Kind {
 	for _, r := range routers {
 		add(r.Kinds())
 	}
-	// The kinds only an LLMInferenceService creates (its workloads,
-	// Services and routes are the modes' and routers' kinds).
-	add(llmobjects.Kinds())
-	// The volumes, claims and agents of the model cache kinds.
-	add(cacheobjects.Kinds())
+	if llm {
+		// The kinds only an LLMInferenceService creates (its workloads,
+		// Services and routes are the modes' and routers' kinds).
+		add(llmobjects.Kinds())
+	}
+	if caches {
+		// The volumes, claims and agents of the model cache kinds.
+		add(cacheobjects.Kinds())
+	}
 	return out
 }
 

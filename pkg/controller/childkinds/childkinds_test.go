@@ -92,3 +92,23 @@ func TestKindsAreUnique(t *testing.T) {
 	assert.Len(t, seen, 17, "Deployment, Service, HPA, ScaledObject, OpenTelemetryCollector, Knative Service, Ingress, HTTPRoute, VirtualService, "+
 		"InferencePool, RoleBinding, LeaderWorkerSet, ResourceClaimTemplate, PersistentVolume, PersistentVolumeClaim, DaemonSet, Job")
 }
+
+// TestOfServices: a service's kinds are All's but the caches', and but the
+// LLM's for an InferenceService or a graph.
+func TestOfServices(t *testing.T) {
+	names := func(ks []kinds.Kind) map[string]bool {
+		out := map[string]bool{}
+		for _, k := range ks {
+			out[k.String()] = true
+		}
+		return out
+	}
+	all, llm, isvc := names(All()), names(OfServices(true)), names(OfServices(false))
+	assert.True(t, isvc["Deployment.apps"] && isvc["HTTPRoute.gateway.networking.k8s.io"])
+	assert.False(t, isvc["InferencePool.inference.networking.k8s.io"], "no LLM kind for an InferenceService")
+	assert.True(t, llm["InferencePool.inference.networking.k8s.io"])
+	assert.False(t, llm["DaemonSet.apps"], "no cache kind for a service")
+	for k := range llm {
+		assert.True(t, all[k], k)
+	}
+}

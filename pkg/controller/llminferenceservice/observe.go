@@ -116,14 +116,13 @@ func (r *Reconciler) observeGateways(ctx context.Context, s *scope, names map[ty
 	var problems []string
 	keys := slices.SortedFunc(maps.Keys(names), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 	for _, key := range keys {
-		gw := &gatewayv1.Gateway{}
-		err := r.APIReader.Get(ctx, key, gw)
+		gw, err := r.readGateway(ctx, s, key)
 		switch {
-		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		case gw == nil:
 			problems = append(problems, "Gateway "+key.String()+" does not exist")
 			continue
-		case err != nil:
-			return fmt.Errorf("read Gateway %s: %w", key, err)
 		}
 		c := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
 		if c == nil || c.Status != metav1.ConditionTrue {

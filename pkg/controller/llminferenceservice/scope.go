@@ -1,6 +1,9 @@
 package llminferenceservice
 
 import (
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/controller/components"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
@@ -38,6 +41,9 @@ type scope struct {
 	// refsInvalid says which of router.gateway.refs name no Gateway; the
 	// router's parts are then held as they are ("" when all exist).
 	refsInvalid string
+	// gatewaysRead are the Gateways read in this reconcile (nil: none of
+	// that name), so that each is read once.
+	gatewaysRead map[types.NamespacedName]*gatewayv1.Gateway
 	// addresses are the service's addresses through its Gateways.
 	addresses []v1alpha2.Address
 	// stopped: the stop annotation stops the service; nothing is rendered.

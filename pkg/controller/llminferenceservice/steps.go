@@ -130,14 +130,36 @@ func (r *Reconciler) checkGatewayRefs(ctx context.Context, s *scope) error {
 		if key.Namespace == "" {
 			key.Namespace = s.svc.Namespace
 		}
-		err := r.APIReader.Get(ctx, key, &gatewayv1.Gateway{})
+		gw, err := r.readGateway(ctx, s, key)
 		switch {
-		case apierrors.IsNotFound(err):
-			missing = append(missing, "Gateway "+key.String()+" does not exist")
 		case err != nil:
-			return fmt.Errorf("read Gateway %s: %w", key, err)
+			return err
+		case gw == nil:
+			missing = append(missing, "Gateway "+key.String()+" does not exist")
 		}
 	}
 	s.refsInvalid = strings.Join(missing, "; ")
 	return nil
+}
+
+// readGateway reads a Gateway (uncached: Gateways are not Serval's), once
+// per reconcile: the refs' check and the routes' observation ask for the
+// same ones. A Gateway that does not exist is nil.
+func (r *Reconciler) readGateway(ctx context.Context, s *scope, key types.NamespacedName) (*gatewayv1.Gateway, error) {
+	if gw, ok := s.gatewaysRead[key]; ok {
+		return gw, nil
+	}
+	gw := &gatewayv1.Gateway{}
+	err := r.APIReader.Get(ctx, key, gw)
+	switch {
+	case apierrors.IsNotFound(err):
+		gw = nil
+	case err != nil:
+		return nil, fmt.Errorf("read Gateway %s: %w", key, err)
+	}
+	if s.gatewaysRead == nil {
+		s.gatewaysRead = map[types.NamespacedName]*gatewayv1.Gateway{}
+	}
+	s.gatewaysRead[key] = gw
+	return gw, nil
 }

@@ -108,6 +108,12 @@ func (s *Server) llmDiagram(ctx context.Context, c client.Reader, svc *v1alpha2.
 		for _, w := range workloads {
 			d.connect(pk.ID, w.ID, "")
 		}
+		// The picker asks the tokenizer for a prompt's tokens.
+		for _, tk := range pickers {
+			if tk.Kind == "Tokenizer" {
+				d.connect(pk.ID, tk.ID, "tokens")
+			}
+		}
 	}
 	return d
 }

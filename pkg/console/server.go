@@ -36,8 +36,18 @@ const (
 	AuthForwarded Auth = "forwarded"
 )
 
-// cookieName holds the local secret after the first request.
-const cookieName = "serval-console"
+// cookiePrefix names the cookie that holds the local secret after the
+// first request. Browsers share cookies across a host's ports, so each
+// console's cookie is named after its own secret: two consoles on one
+// machine (two clusters) do not overwrite each other's.
+const cookiePrefix = "serval-console-"
+
+// cookieName is this console's cookie: the prefix and the first 8
+// characters of the secret's hash.
+func (s *Server) cookieName() string {
+	sum := sha256.Sum256([]byte(s.secret))
+	return cookiePrefix + hex.EncodeToString(sum[:4])
+}
 
 // requestTimeout bounds the reads of one page.
 const requestTimeout = 15 * time.Second
@@ -159,7 +169,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) (string, bool, er
 		return "", false, errUnauthenticated
 	}
 	if q := r.URL.Query().Get("token"); q != "" && s.matches(q) {
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: s.secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		// The secret leaves the address bar (and the history) at once.
 		u := *r.URL
 		v := u.Query()
@@ -168,7 +178,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) (string, bool, er
 		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 		return "", true, nil
 	}
-	if c, err := r.Cookie(cookieName); err == nil && s.matches(c.Value) {
+	if c, err := r.Cookie(s.cookieName()); err == nil && s.matches(c.Value) {
 		return "", false, nil
 	}
 	return "", false, errUnauthenticated

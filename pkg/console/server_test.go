@@ -35,7 +35,7 @@ func TestLocalSecret(t *testing.T) {
 
 	assert.Equal(t, http.StatusUnauthorized, get(s, "/", nil).Code)
 	assert.Equal(t, http.StatusUnauthorized, get(s, "/?token=0123", nil).Code, "a wrong secret")
-	assert.Equal(t, http.StatusUnauthorized, get(s, "/", http.Header{"Cookie": {cookieName + "=nope"}}).Code)
+	assert.Equal(t, http.StatusUnauthorized, get(s, "/", http.Header{"Cookie": {s.cookieName() + "=nope"}}).Code)
 
 	w := get(s, "/?namespace=team-a&token="+s.secret, nil)
 	assert.Equal(t, http.StatusSeeOther, w.Code)
@@ -46,8 +46,14 @@ func TestLocalSecret(t *testing.T) {
 	assert.True(t, cookie[0].HttpOnly)
 	assert.Equal(t, http.SameSiteStrictMode, cookie[0].SameSite)
 
+	// Another console on the machine names its cookie otherwise.
+	other, err := New(Options{Config: unreachable, Auth: AuthLocal})
+	require.NoError(t, err)
+	assert.NotEqual(t, s.cookieName(), other.cookieName())
+	assert.Equal(t, s.cookieName(), cookie[0].Name)
+
 	// With the cookie the request reaches the reads (which fail here).
-	w = get(s, "/", http.Header{"Cookie": {cookieName + "=" + s.secret}})
+	w = get(s, "/", http.Header{"Cookie": {s.cookieName() + "=" + s.secret}})
 	assert.Equal(t, http.StatusBadGateway, w.Code)
 	assert.Contains(t, w.Body.String(), "Reading the services failed")
 }

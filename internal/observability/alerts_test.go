@@ -108,13 +108,13 @@ controller_runtime_reconcile_errors_total{job="serval-metrics", controller="infe
 	{
 		name:  "a service not Ready for 20 minutes, its reason a label; a stopped one is not alerted",
 		alert: "ServalServiceNotReady",
-		series: `serval_condition{kind="InferenceService", namespace="team-a", name="iris", type="Ready", status="False", reason="RuntimeNotFound"} 1x30
+		series: `serval_condition{kind="InferenceService", namespace="team-a", name="iris", type="Ready", status="False", reason="NoSupportingRuntime"} 1x30
 serval_condition{kind="InferenceService", namespace="team-a", name="ok", type="Ready", status="True", reason=""} 1x30
 serval_condition{kind="LLMInferenceService", namespace="team-b", name="llm", type="Ready", status="Unknown", reason="ModelLoading"} _x20 1x10
 serval_condition{kind="InferenceService", namespace="team-a", name="paused", type="Ready", status="False", reason="Stopped"} 1x30`,
 		at:        25 * time.Minute,
-		want:      []string{`ServalServiceNotReady{kind=InferenceService,name=iris,namespace=team-a,reason=RuntimeNotFound,severity=warning}`},
-		summaries: []string{"InferenceService team-a/iris has not been Ready for 15 minutes: RuntimeNotFound."},
+		want:      []string{`ServalServiceNotReady{kind=InferenceService,name=iris,namespace=team-a,reason=NoSupportingRuntime,severity=warning}`},
+		summaries: []string{"InferenceService team-a/iris has not been Ready for 15 minutes: NoSupportingRuntime."},
 	},
 	{
 		name:  "a service whose reason changes stays alerting under its new reason only after 15 minutes",

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,10 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
+	"github.com/serval-dev/serval/pkg/apis/serving"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/controller/childkinds"
+	"github.com/serval-dev/serval/pkg/controller/owner"
 )
 
 // maxEvents bounds the Events a page shows, the newest first.
@@ -75,25 +78,22 @@ type Detail struct {
 const maxDrawnNodes = 200
 
 // pageKind maps the kind in a page's path to the service kind.
-func pageKind(path string) (serviceKind, bool) {
-	for _, k := range serviceKinds {
-		if strings.EqualFold(k.name, path) {
+func pageKind(path string) (serving.ServiceKind, bool) {
+	for _, k := range serving.ServiceKinds {
+		if strings.EqualFold(k.Name, path) {
 			return k, true
 		}
 	}
-	return serviceKind{}, false
+	return serving.ServiceKind{}, false
 }
 
-// ownerLabel is the label that names a service of the kind on its children.
-var ownerLabel = map[string]string{
-	"InferenceService":    v1beta1.InferenceServiceLabel,
-	"InferenceGraph":      v1alpha1.InferenceGraphLabel,
-	"LLMInferenceService": v1alpha2.LLMInferenceServiceLabel,
-}
+// ownerLabel is the label that names a service of the kind on its
+// children, as the manager writes it.
+func ownerLabel(kind string) string { return owner.Ref{Kind: kind}.Label() }
 
 // detail reads one service, its children and Events as the user.
-func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, namespace, name string) (*Detail, error) {
-	obj := k.object()
+func (s *Server) detail(ctx context.Context, c client.Reader, k serving.ServiceKind, namespace, name string) (*Detail, error) {
+	obj := k.New()
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (s *Server) detail(ctx context.Context, c client.Reader, k serviceKind, nam
 			d.Message = cond.Message
 		}
 	}
-	d.Children, d.Hidden = s.children(ctx, c, k.name, namespace, name, obj.GetUID())
+	d.Children, d.Hidden = s.children(ctx, c, k.Name, namespace, name, obj.GetUID())
 	var err error
 	d.Events, err = events(ctx, c, namespace, obj.GetUID())
 	if apierrors.IsForbidden(err) {
@@ -148,7 +148,7 @@ func (s *Server) children(ctx context.Context, c client.Reader, kind, namespace,
 			defer wg.Done()
 			l := &unstructured.UnstructuredList{}
 			l.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-			err := c.List(ctx, l, client.InNamespace(namespace), client.MatchingLabels{ownerLabel[kind]: name})
+			err := c.List(ctx, l, client.InNamespace(namespace), client.MatchingLabels{ownerLabel(kind): name})
 			mu.Lock()
 			defer mu.Unlock()
 			if apierrors.IsForbidden(err) {
@@ -206,8 +206,8 @@ func childState(u *unstructured.Unstructured) (state, detail string) {
 		case have > 0:
 			return "wait", fmt.Sprintf("%d/%d available", have, want)
 		}
-		if cond := findCondition(conditionsAt(u.Object, "status", "conditions"), "Progressing"); cond != nil && cond["status"] == "False" {
-			return "fail", fmt.Sprintf("0/%d available: %v", want, cond["message"])
+		if cond := meta.FindStatusCondition(conditionsAt(u.Object, "status", "conditions"), "Progressing"); cond != nil && cond.Status == metav1.ConditionFalse {
+			return "fail", fmt.Sprintf("0/%d available: %s", want, cond.Message)
 		}
 		return "wait", fmt.Sprintf("0/%d available", want)
 	}
@@ -239,8 +239,8 @@ func childState(u *unstructured.Unstructured) (state, detail string) {
 	}
 	conds := conditionsAt(u.Object, "status", "conditions")
 	for _, t := range []string{"Ready", "Available", "Programmed", "Accepted", "Active"} {
-		if cond := findCondition(conds, t); cond != nil {
-			return conditionState(fmt.Sprint(cond["status"])), statusWord(t, cond)
+		if cond := meta.FindStatusCondition(conds, t); cond != nil {
+			return conditionState(string(cond.Status)), statusWord(cond)
 		}
 	}
 	// Gateway API routes and InferencePools report per parent.
@@ -249,12 +249,12 @@ func childState(u *unstructured.Unstructured) (state, detail string) {
 		state, detail = "ok", "Accepted"
 		for _, p := range parents {
 			pm, _ := p.(map[string]any)
-			cond := findCondition(conditionsAt(pm, "conditions"), "Accepted")
+			cond := meta.FindStatusCondition(conditionsAt(pm, "conditions"), "Accepted")
 			if cond == nil {
 				return "wait", "not yet accepted"
 			}
-			if cond["status"] != "True" {
-				return "fail", statusWord("Accepted", cond)
+			if cond.Status != metav1.ConditionTrue {
+				return "fail", statusWord(cond)
 			}
 		}
 		return state, detail
@@ -265,35 +265,32 @@ func childState(u *unstructured.Unstructured) (state, detail string) {
 	return "none", "made"
 }
 
-func statusWord(t string, cond map[string]any) string {
-	if cond["status"] == "True" {
-		return t
+// statusWord says a condition in a word or two: its type when True, else
+// "not" and its type, and its reason.
+func statusWord(cond *metav1.Condition) string {
+	if cond.Status == metav1.ConditionTrue {
+		return cond.Type
 	}
-	s := "not " + t
-	if r, _ := cond["reason"].(string); r != "" {
-		s += ": " + r
+	s := "not " + cond.Type
+	if cond.Reason != "" {
+		s += ": " + cond.Reason
 	}
 	return s
 }
 
-func conditionsAt(obj map[string]any, fields ...string) []map[string]any {
+// conditionsAt reads the conditions at fields of an Unstructured object's
+// map; entries that are not conditions are left out.
+func conditionsAt(obj map[string]any, fields ...string) []metav1.Condition {
 	l, _, _ := unstructured.NestedSlice(obj, fields...)
-	var out []map[string]any
+	var out []metav1.Condition
 	for _, c := range l {
-		if m, ok := c.(map[string]any); ok {
-			out = append(out, m)
+		m, ok := c.(map[string]any)
+		var cond metav1.Condition
+		if ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+			out = append(out, cond)
 		}
 	}
 	return out
-}
-
-func findCondition(conds []map[string]any, t string) map[string]any {
-	for _, c := range conds {
-		if c["type"] == t {
-			return c
-		}
-	}
-	return nil
 }
 
 // conditionState is the CSS state of a condition's status.

@@ -44,7 +44,7 @@ func serviceStates(ctx context.Context, c client.Reader, namespace string, g *v1
 				if cond == nil {
 					out[name] = serviceState{"wait", "no status yet"}
 				} else {
-					out[name] = serviceState{conditionState(string(cond.Status)), statusWord("Ready", map[string]any{"status": string(cond.Status), "reason": cond.Reason})}
+					out[name] = serviceState{conditionState(string(cond.Status)), statusWord(cond)}
 				}
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/serval-dev/serval/pkg/apis/serving"
 )
 
 // Live streams are bounded in time (the browser reconnects, listing
@@ -22,9 +24,9 @@ const (
 	// coalesce is the least time between two change events: a rollout
 	// changes a status several times a second.
 	coalesce = time.Second
-	// maxLiveNamespaces bounds the namespaces a user without a right
-	// across namespaces is followed in, per kind.
-	maxLiveNamespaces = 20
+	// maxNamespaceWatches bounds the watches of one stream for a user
+	// without a right across namespaces, followed namespace by namespace.
+	maxNamespaceWatches = 20
 )
 
 // watchTarget is one watch a page's stream holds.
@@ -66,7 +68,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch
 		return err
 	}
 	var namespaces []string
-	looked := false
+	looked, budget := false, maxNamespaceWatches
 	for _, t := range liveTargets(r) {
 		if err := follow(t); !apierrors.IsForbidden(err) || !t.acrossNamespaces {
 			continue // followed; or nothing to follow there (not allowed, not installed)
@@ -77,13 +79,12 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch
 			namespaces, _ = s.namespacesOf(ctx, c)
 			looked = true
 		}
-		followed := 0
 		for _, ns := range namespaces {
-			if followed == maxLiveNamespaces {
+			if budget == 0 {
 				break
 			}
 			if follow(watchTarget{list: t.list, opts: []client.ListOption{client.InNamespace(ns)}}) == nil {
-				followed++
+				budget--
 			}
 		}
 	}
@@ -156,18 +157,18 @@ func liveTargets(r *http.Request) []watchTarget {
 			return nil
 		}
 		return []watchTarget{
-			{list: k.list, opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}},
+			{list: k.NewList, opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}},
 			{list: func() client.ObjectList { return &corev1.EventList{} },
 				opts: []client.ListOption{client.InNamespace(ns), client.MatchingFields{"involvedObject.name": name}}},
 			// Its Deployments: their replicas change without the
 			// service's status changing once it is Ready.
 			{list: func() client.ObjectList { return &appsv1.DeploymentList{} },
-				opts: []client.ListOption{client.InNamespace(ns), client.MatchingLabels{ownerLabel[k.name]: name}}},
+				opts: []client.ListOption{client.InNamespace(ns), client.MatchingLabels{ownerLabel(k.Name): name}}},
 		}
 	}
 	var out []watchTarget
-	for _, k := range serviceKinds {
-		t := watchTarget{list: k.list, acrossNamespaces: ns == ""}
+	for _, k := range serving.ServiceKinds {
+		t := watchTarget{list: k.NewList, acrossNamespaces: ns == ""}
 		if ns != "" {
 			t.opts = []client.ListOption{client.InNamespace(ns)}
 		}

@@ -103,11 +103,11 @@ func (s *Server) servicePage(w http.ResponseWriter, r *http.Request, c client.Wi
 	defer cancel()
 	d, err := s.detail(ctx, c, k, ns, name)
 	if err != nil {
-		s.readError(w, err, k.name+" "+ns+"/"+name)
+		s.readError(w, err, k.Name+" "+ns+"/"+name)
 		return
 	}
-	live := "/live?" + url.Values{"kind": {strings.ToLower(k.name)}, "namespace": {ns}, "name": {name}}.Encode()
-	s.render(w, http.StatusOK, "service", page{Title: k.name + " " + ns + "/" + name, Live: live, Data: d})
+	live := "/live?" + url.Values{"kind": {strings.ToLower(k.Name)}, "namespace": {ns}, "name": {name}}.Encode()
+	s.render(w, http.StatusOK, "service", page{Title: k.Name + " " + ns + "/" + name, Live: live, Data: d})
 }
 
 // readError answers a read that failed: what the API server said, with its

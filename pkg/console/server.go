@@ -67,6 +67,9 @@ type Options struct {
 	// credentials, for users who may read in some namespaces but not list
 	// them. Only the names: every read of a service is the user's.
 	ListNamespaces bool
+	// MaxRows bounds the services the list page shows, and what one
+	// request lists of each kind; 0 means 2000.
+	MaxRows int
 	// MaxStreams bounds the live-update streams open at once (each holds
 	// a few watches on the API server); 0 means 64. One caller may hold
 	// at most an eighth of them (at least one).
@@ -94,6 +97,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.MaxStreams == 0 {
 		o.MaxStreams = 64
+	}
+	if o.MaxRows == 0 {
+		o.MaxRows = defaultMaxRows
 	}
 	cs, err := newClients(o.Config, o.Auth == AuthForwarded)
 	if err != nil {

@@ -14,14 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
-// maxRows bounds the services one page lists; past it the page says so
-// and offers the namespace filter.
-const maxRows = 2000
+// defaultMaxRows bounds the services one page lists (Options.MaxRows);
+// past it the page says so and offers the namespace filter.
+const defaultMaxRows = 2000
 
 // maxNamespaces bounds the namespaces a user without a cluster-wide right
 // is looked for in, one list each.
@@ -45,19 +46,6 @@ func (r Row) State() string { return conditionState(r.Ready) }
 
 func servicePath(kind, namespace, name string) string {
 	return "/services/" + strings.ToLower(kind) + "/" + namespace + "/" + name
-}
-
-// serviceKind is a kind of service the console shows.
-type serviceKind struct {
-	name   string
-	list   func() client.ObjectList
-	object func() client.Object
-}
-
-var serviceKinds = []serviceKind{
-	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }, func() client.Object { return &v1beta1.InferenceService{} }},
-	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }, func() client.Object { return &v1alpha1.InferenceGraph{} }},
-	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }, func() client.Object { return &v1alpha2.LLMInferenceService{} }},
 }
 
 // rows are the list's services as rows.
@@ -111,7 +99,7 @@ func rowOf(obj client.Object) Row {
 
 // conditionsOf are a service's status conditions.
 func conditionsOf(obj client.Object) []metav1.Condition {
-	if o, ok := obj.(interface{ GetConditions() []metav1.Condition }); ok {
+	if o, ok := obj.(serving.Service); ok {
 		return o.GetConditions()
 	}
 	return nil
@@ -137,18 +125,21 @@ type Listing struct {
 	// HiddenNamespaces counts the namespaces the user may read no service
 	// in: a count, not their names, which such a user may not list.
 	HiddenNamespaces int
-	// Truncated is set when more than maxRows services matched.
+	// Truncated is set when more than Max services matched.
 	Truncated bool
+	Max       int
 }
 
 // listServices lists the services of every kind the user may read: across
 // namespaces where the user may, else namespace by namespace.
 func (s *Server) listServices(ctx context.Context, c client.Reader, only string) (Listing, error) {
 	var out Listing
-	var perNamespace []serviceKind
-	for _, k := range serviceKinds {
-		l := k.list()
-		opts := []client.ListOption{}
+	var perNamespace []serving.ServiceKind
+	for _, k := range serving.ServiceKinds {
+		l := k.NewList()
+		// A page lists at most MaxRows of a kind: what one request holds is
+		// bounded, whatever the cluster's size.
+		opts := []client.ListOption{client.Limit(int64(s.opts.MaxRows))}
 		if only != "" {
 			opts = append(opts, client.InNamespace(only))
 		}
@@ -156,10 +147,11 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 		switch {
 		case err == nil:
 			out.Rows = append(out.Rows, rows(l)...)
+			out.Truncated = out.Truncated || l.GetContinue() != ""
 		case apierrors.IsForbidden(err) && only == "":
 			perNamespace = append(perNamespace, k)
 		case apierrors.IsForbidden(err):
-			out.Hidden = append(out.Hidden, k.name+" in "+only)
+			out.Hidden = append(out.Hidden, k.Name+" in "+only)
 		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 			// The kind's CRD is not installed: nothing of it to show.
 		default:
@@ -183,15 +175,23 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 				sem <- struct{}{}
 				go func() {
 					defer func() { <-sem; wg.Done() }()
-					l := k.list()
-					err := c.List(ctx, l, client.InNamespace(ns))
+					mu.Lock()
+					full := len(out.Rows) >= s.opts.MaxRows
+					out.Truncated = out.Truncated || full
+					mu.Unlock()
+					if full {
+						return
+					}
+					l := k.NewList()
+					err := c.List(ctx, l, client.InNamespace(ns), client.Limit(int64(s.opts.MaxRows)))
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
 					case err == nil:
 						out.Rows = append(out.Rows, rows(l)...)
+						out.Truncated = out.Truncated || l.GetContinue() != ""
 					case apierrors.IsForbidden(err):
-						forbidden[ns] = append(forbidden[ns], k.name)
+						forbidden[ns] = append(forbidden[ns], k.Name)
 					case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 					default:
 						if firstErr == nil {
@@ -219,9 +219,10 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 		return strings.Compare(a.Namespace+"/"+a.Kind+"/"+a.Name, b.Namespace+"/"+b.Kind+"/"+b.Name)
 	})
 	slices.Sort(out.Hidden)
-	if len(out.Rows) > maxRows {
-		out.Rows, out.Truncated = out.Rows[:maxRows], true
+	if len(out.Rows) > s.opts.MaxRows {
+		out.Rows, out.Truncated = out.Rows[:s.opts.MaxRows], true
 	}
+	out.Max = s.opts.MaxRows
 	return out, nil
 }
 

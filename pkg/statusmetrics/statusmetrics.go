@@ -25,9 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/serval-dev/serval/pkg/apis/serving"
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
-	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 )
 
 // The metrics' names, for the dashboards, the alerts and their tests.
@@ -35,22 +34,6 @@ const (
 	ConditionMetric = "serval_condition"
 	CacheCopyMetric = "serval_model_cache_copy"
 )
-
-// conditioned is a service of any kind.
-type conditioned interface {
-	client.Object
-	GetConditions() []metav1.Condition
-}
-
-// serviceKinds are the kinds whose conditions are reported.
-var serviceKinds = []struct {
-	name string
-	list func() client.ObjectList
-}{
-	{"InferenceService", func() client.ObjectList { return &v1beta1.InferenceServiceList{} }},
-	{"InferenceGraph", func() client.ObjectList { return &v1alpha1.InferenceGraphList{} }},
-	{"LLMInferenceService", func() client.ObjectList { return &v1alpha2.LLMInferenceServiceList{} }},
-}
 
 // scrapeListTimeout bounds each cache read of a scrape: before the cache has
 // synced, a scrape reports nothing rather than waiting.
@@ -109,15 +92,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// Read only, so the cache's objects need no copy. A list that fails
 	// (a cache not synced yet) reports nothing of its kind.
-	for _, k := range serviceKinds {
-		l := k.list()
+	for _, k := range serving.ServiceKinds {
+		l := k.NewList()
 		if (*r).List(ctx, l, client.UnsafeDisableDeepCopy) != nil {
 			continue
 		}
 		items, _ := meta.ExtractList(l)
 		for _, item := range items {
-			if o, ok := item.(conditioned); ok {
-				conds(k.name, o.GetNamespace(), o.GetName(), o.GetConditions())
+			if o, ok := item.(serving.Service); ok {
+				conds(k.Name, o.GetNamespace(), o.GetName(), o.GetConditions())
 			}
 		}
 	}

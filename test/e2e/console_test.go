@@ -102,6 +102,18 @@ func TestConsole(t *testing.T) {
 		assert.Contains(t, text(row), "http://sklearn-iris-"+consoleNS+".example.com")
 		assert.Contains(t, text(row), "sklearn · kserve-sklearnserver")
 		b.screenshot(t, page("/"), "services", 1400, 700)
+
+		// Past its bound the page lists no more and says so.
+		small, err := console.New(console.Options{Config: sb.Env.Config, Auth: console.AuthLocal, MaxRows: 2})
+		require.NoError(t, err)
+		smallSrv := httptest.NewServer(small)
+		t.Cleanup(smallSrv.Close)
+		doc = b.dom(t, small.URL(smallSrv.URL))
+		assert.Len(t, find(doc, "tr", map[string]string{"data-kind": "*"}), 2)
+		note := find(doc, "p", map[string]string{"class": "note truncated"})
+		if assert.Len(t, note, 1) {
+			assert.Contains(t, text(note[0]), "Only the first 2 services are shown")
+		}
 	})
 
 	t.Run("inferenceservice", func(t *testing.T) {

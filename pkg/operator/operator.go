@@ -382,7 +382,7 @@ func sharedMetrics() *inferenceservice.Metrics {
 	metricsOnce.Do(func() {
 		metrics = inferenceservice.NewMetrics(crmetrics.Registry)
 		crmetrics.Registry.MustRegister(undecodableObjects, statuses, certExpiry)
-		if err := requestmetrics.Register(crmetrics.Registry); err != nil {
+		if err := errors.Join(requestmetrics.Register(crmetrics.Registry), servalwebhook.RegisterMetrics(crmetrics.Registry)); err != nil {
 			panic(err) // registered once, by this function
 		}
 	})

@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -20,7 +19,9 @@ var refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Requests Serval's validating webhooks refused, by kind and operation (CREATE, UPDATE, DELETE).",
 }, []string{"kind", "operation"})
 
-func init() { crmetrics.Registry.MustRegister(refusals) }
+// RegisterMetrics registers the webhooks' metrics with reg, once per
+// process (the manager's shared registry).
+func RegisterMetrics(reg prometheus.Registerer) error { return reg.Register(refusals) }
 
 // counted is a validator whose refusals are counted under its kind. Every
 // series is created at zero when the webhook is set up, so that a rate over

@@ -154,6 +154,11 @@ helm-lint: $(HELM) ## Lint the charts and render them with default and non-defau
 	$(HELM) template serval charts/serval --namespace serval-system --set grafana.dashboards.enabled=true \
 		--set metrics.prometheusRule.enabled=true --set metrics.podMonitors.enabled=true --set metrics.podMonitors.llmTLS=true \
 		--set console.enabled=true > /dev/null
+	@# The policies name the release's accounts, not serval-system's.
+	$(HELM) template serval charts/serval --namespace ml-platform --set activator.enabled=true --set localModel.enabled=true > $(BIN)/policy-accounts.yaml
+	@grep -q "system:serviceaccount:ml-platform:serval-manager'" $(BIN)/policy-accounts.yaml && grep -q "system:serviceaccount:ml-platform:serval-node-agent'" $(BIN)/policy-accounts.yaml && \
+		grep -q "system:serviceaccount:ml-platform:serval-activator'" $(BIN)/policy-accounts.yaml && ! grep -q "system:serviceaccount:serval-system:" $(BIN)/policy-accounts.yaml || \
+		{ echo "the chart's admission policies do not name the release's accounts"; exit 1; }
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: image

@@ -44,7 +44,13 @@ token of each request, which an authenticating proxy in front of it must send
 				rules.ExplicitPath = kubeconfig
 				cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 				if o.Config, err = cc.ClientConfig(); err == nil {
-					o.DefaultNamespace, _, err = cc.Namespace()
+					// Only a namespace the kubeconfig names: "default" is
+					// a guess the page would present as an answer.
+					var explicit bool
+					var ns string
+					if ns, explicit, err = cc.Namespace(); explicit {
+						o.DefaultNamespace = ns
+					}
 				}
 			}
 			if err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/serval-dev/serval/pkg/router"
 )
 
 // Key names a component: the namespace and name of its workload Service.
@@ -26,8 +28,9 @@ type Limits struct {
 	MaxHeld int
 	// MaxBodyBytes caps a held request's body (413 past it).
 	MaxBodyBytes int64
-	// MaxHeldBytes caps the bodies held across all components: the
-	// activator's memory for held requests.
+	// MaxHeldBytes caps the bodies held across all components, counted
+	// as they are read (before each buffer is made): the activator's
+	// memory for held requests.
 	MaxHeldBytes int64
 	// HoldTimeout is how long a request is held before a 503.
 	HoldTimeout time.Duration
@@ -76,10 +79,13 @@ type Activator struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	mu        sync.Mutex
-	comps     map[Key]*component
-	heldBytes int64
-	closed    bool
+	// bodies is MaxHeldBytes: every held body's buffers are taken from
+	// it before they are made, and given back when the request ends.
+	bodies *router.BodyBudget
+
+	mu     sync.Mutex
+	comps  map[Key]*component
+	closed bool
 	// watchers are told of every change of a component's demand, by
 	// component.
 	watchers map[Key]map[chan struct{}]struct{}
@@ -108,7 +114,6 @@ type waiter struct {
 	// done receives the backend once, or "" with failure set, when the
 	// request is released.
 	done    chan release
-	bytes   int64
 	arrived time.Time
 }
 
@@ -130,8 +135,11 @@ func New(l Limits, resolve func(*http.Request) (Key, bool), transport http.Round
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
-	a := &Activator{limits: l.withDefaults(), resolve: resolve, metrics: m, now: time.Now,
-		comps: map[Key]*component{}, watchers: map[Key]map[chan struct{}]struct{}{}}
+	l = l.withDefaults()
+	a := &Activator{limits: l, resolve: resolve, metrics: m, now: time.Now,
+		comps: map[Key]*component{}, watchers: map[Key]map[chan struct{}]struct{}{},
+		bodies: router.NewBodyBudget(l.MaxHeldBytes, fmt.Sprintf(
+			"the activator holds its limit of %d bytes of request bodies (maxHeldBytes); try again shortly", l.MaxHeldBytes))}
 	a.proxy = &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -182,13 +190,15 @@ func (a *Activator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, key, msg, reason)
 		return
 	}
-	body, err := a.readBody(r)
+	body, release, err := a.bodies.ReadBody(r, a.limits.MaxBodyBytes)
 	if err != nil {
-		a.metrics.rejected(key, "body-too-large")
-		a.fail(w, key, http.StatusRequestEntityTooLarge, err.Error(), false)
+		failure := router.BodyFailure(err, a.limits.MaxBodyBytes)
+		a.metrics.rejected(key, bodyFailureReason(failure.Status))
+		a.fail(w, key, failure.Status, failure.Message, failure.RetryAfter > 0)
 		return
 	}
-	wt, msg, reason := a.hold(key, int64(len(body)))
+	defer release()
+	wt, msg, reason := a.hold(key)
 	if wt == nil {
 		a.refuse(w, key, msg, reason)
 		return
@@ -220,42 +230,32 @@ func (a *Activator) refuse(w http.ResponseWriter, key Key, msg, reason string) {
 	a.fail(w, key, http.StatusServiceUnavailable, msg, true)
 }
 
-// readBody reads a request's body, up to MaxBodyBytes.
-func (a *Activator) readBody(r *http.Request) ([]byte, error) {
-	limit := a.limits.MaxBodyBytes
-	tooLarge := fmt.Errorf("the request body is over the %d bytes a held request may have", limit)
-	if r.ContentLength > limit {
-		return nil, tooLarge
+// bodyFailureReason is the metrics' reason for a body that could not be
+// read, by the status it is answered with.
+func bodyFailureReason(status int) string {
+	switch status {
+	case http.StatusServiceUnavailable:
+		return "busy"
+	case http.StatusRequestEntityTooLarge:
+		return "body-too-large"
+	case http.StatusRequestTimeout:
+		return "body-timeout"
 	}
-	if r.Body == nil {
-		return nil, nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the request body: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	return body, nil
+	return "body-unreadable"
 }
 
-// hold queues a request of n body bytes, unless the component started
-// meanwhile (then the waiter is released at once) or it is refused (then
-// it returns nil, why, and the metrics' reason).
-func (a *Activator) hold(key Key, n int64) (wt *waiter, msg, reason string) {
+// hold queues a request whose body was read, unless the component
+// started meanwhile (then the waiter is released at once) or it is refused
+// (then it returns nil, why, and the metrics' reason).
+func (a *Activator) hold(key Key) (wt *waiter, msg, reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return nil, "the activator is shutting down", ""
 	}
-	if a.heldBytes+n > a.limits.MaxHeldBytes {
-		return nil, "the activator holds as many request bodies as it may", "busy"
-	}
 	c := a.component(key)
-	wt = &waiter{done: make(chan release, 1), bytes: n, arrived: a.now()}
+	wt = &waiter{done: make(chan release, 1), arrived: a.now()}
 	if c.backend != "" {
-		a.heldBytes += n
 		c.inflight++
 		wt.done <- release{backend: c.backend}
 		return wt, "", ""
@@ -263,7 +263,6 @@ func (a *Activator) hold(key Key, n int64) (wt *waiter, msg, reason string) {
 	if msg, reason := a.refusal(c); msg != "" {
 		return nil, msg, reason
 	}
-	a.heldBytes += n
 	if len(c.held) == 0 {
 		c.coldSince = wt.arrived
 	}
@@ -296,7 +295,6 @@ func (a *Activator) wait(w http.ResponseWriter, r *http.Request, key Key, wt *wa
 		return // the client went away; nothing is sent
 	}
 	if rel.backend == "" {
-		a.releaseBytes(wt.bytes)
 		a.fail(w, key, http.StatusServiceUnavailable, rel.failure, true)
 		return
 	}
@@ -325,19 +323,12 @@ func (a *Activator) unhold(key Key, wt *waiter) bool {
 	for i, h := range c.held {
 		if h == wt {
 			c.held = append(c.held[:i], c.held[i+1:]...)
-			a.heldBytes -= wt.bytes
 			a.metrics.setHeld(key, len(c.held))
 			a.notify(key)
 			return true
 		}
 	}
 	return false
-}
-
-func (a *Activator) releaseBytes(n int64) {
-	a.mu.Lock()
-	a.heldBytes -= n
-	a.mu.Unlock()
 }
 
 // forward sends the request to backend once; body, when held, replaces
@@ -347,9 +338,6 @@ func (a *Activator) forward(w http.ResponseWriter, r *http.Request, key Key, bac
 		a.mu.Lock()
 		if c := a.comps[key]; c != nil {
 			c.inflight--
-		}
-		if wt != nil {
-			a.heldBytes -= wt.bytes
 		}
 		a.notify(key)
 		a.mu.Unlock()

@@ -146,7 +146,7 @@ func TestBounds(t *testing.T) {
 
 	big := send(t, front.URL, "123456789")
 	assert.Equal(t, http.StatusRequestEntityTooLarge, big.status)
-	assert.Contains(t, big.body, "over the 8 bytes")
+	assert.Contains(t, big.body, "the request body is larger than the cap of 8 bytes")
 
 	var wg sync.WaitGroup
 	held := make([]answer, 2)
@@ -319,4 +319,69 @@ func TestWatchIsPerComponent(t *testing.T) {
 		t.Fatal("not told that a request is held")
 	}
 	a.Shutdown()
+}
+
+// TestBodiesCountWhileRead: a body counts against MaxHeldBytes before its
+// bytes are read into memory, not once it is whole: with the bound spent
+// by bodies still arriving, the next request is answered 503 with
+// Retry-After at once, and the bytes come back when the requests end. A
+// body that does not arrive in time is 408.
+func TestBodiesCountWhileRead(t *testing.T) {
+	a := New(Limits{MaxHeldBytes: 512 << 10, MaxBodyBytes: 1 << 20, RetryAfter: 2 * time.Second}, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	// Two clients announce 600 KiB each and send half: the first takes
+	// 448 KiB of buffers for it, the second finds the bound spent while
+	// its body arrives.
+	var writers []*io.PipeWriter
+	answers := make(chan answer, 2)
+	for range 2 {
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		req, err := http.NewRequest(http.MethodPost, front.URL, pr)
+		require.NoError(t, err)
+		req.ContentLength = 600 << 10
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- answer{}
+				return
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			answers <- answer{status: resp.StatusCode, body: string(data), retryAfter: resp.Header.Get("Retry-After")}
+		}()
+		wrote := make(chan struct{})
+		go func() { _, _ = pw.Write(make([]byte, 300<<10)); close(wrote) }()
+		if len(writers) == 1 {
+			<-wrote // the first body's half is read before the second starts
+		}
+	}
+	busy := <-answers
+	assert.Equal(t, http.StatusServiceUnavailable, busy.status)
+	assert.Equal(t, "2", busy.retryAfter)
+	assert.Contains(t, busy.body, "the activator holds its limit of 524288 bytes of request bodies (maxHeldBytes)")
+	assert.LessOrEqual(t, a.bodies.Held(), int64(512<<10))
+	for _, w := range writers {
+		_ = w.CloseWithError(io.ErrUnexpectedEOF)
+	}
+	<-answers
+	require.Eventually(t, func() bool { return a.bodies.Held() == 0 }, 5*time.Second, 10*time.Millisecond, "the bytes given back")
+
+	// A body that stops arriving: the server's read deadline ends it.
+	slow := httptest.NewUnstartedServer(a)
+	slow.Config.ReadTimeout = 200 * time.Millisecond
+	slow.Start()
+	defer slow.Close()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequest(http.MethodPost, slow.URL, pr)
+	require.NoError(t, err)
+	req.ContentLength = 10
+	go func() { _, _ = pw.Write([]byte("12345")) }()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	assert.Equal(t, int64(0), a.bodies.Held())
 }

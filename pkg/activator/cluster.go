@@ -107,7 +107,11 @@ func (c *Cluster) reconcileBackend(ctx context.Context, req reconcile.Request) (
 	if h := svc.Annotations[v1beta1.HostsAnnotation]; h != "" {
 		extra = strings.Split(h, ",")
 	}
-	c.Hosts.Set(key, extra)
+	token := ""
+	if ref := metav1.GetControllerOf(svc); ref != nil {
+		token = string(ref.UID)
+	}
+	c.Hosts.Set(key, extra, token)
 	backend, err := c.readyBackend(ctx, svc)
 	if err != nil {
 		return reconcile.Result{}, err

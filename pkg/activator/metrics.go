@@ -28,7 +28,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		timedOutVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "serval_activator_timed_out_total",
 			Help: "Held requests answered 503 because no replica became ready in time."}, labels),
 		rejectedVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "serval_activator_rejected_total",
-			Help: "Requests refused instead of held, by reason (queue-full, busy, body-too-large)."}, append(labels, "reason")),
+			Help: "Requests refused instead of held, by reason (queue-full, busy, body-too-large, body-timeout, body-unreadable)."}, append(labels, "reason")),
 		coldStartVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "serval_activator_cold_start_seconds",
 			Help:    "From the first request held to a ready replica.",
 			Buckets: prometheus.ExponentialBuckets(0.25, 2, 12)}, labels),

@@ -56,7 +56,8 @@ type Config struct {
 	// Templates bound the rendering of every template string a user
 	// writes: a runtime's command, args and env, an LLMInferenceService's
 	// and its presets' fields (keys templates.maxOutputBytes,
-	// templates.maxSteps, templates.maxRangeIterations).
+	// templates.maxSteps, templates.maxRangeIterations,
+	// templates.maxFormatWidth).
 	Templates strtemplate.Limits
 }
 
@@ -280,6 +281,7 @@ var Defaults = map[string]string{
 	"templates.maxOutputBytes":                        "64Ki",
 	"templates.maxSteps":                              "100000",
 	"templates.maxRangeIterations":                    "10000",
+	"templates.maxFormatWidth":                        "1024",
 	"router.image":                                    "",
 	"router.cpuRequest":                               "100m",
 	"router.cpuLimit":                                 "1",
@@ -433,7 +435,7 @@ func (p *parser) templateLimits() strtemplate.Limits {
 		p.fail(prefix+"maxOutputBytes", p.value(prefix+"maxOutputBytes"), "is over 16Mi")
 	}
 	return strtemplate.Limits{MaxOutputBytes: int(out), MaxSteps: p.positive(prefix + "maxSteps"),
-		MaxRangeIterations: p.positive(prefix + "maxRangeIterations")}
+		MaxRangeIterations: p.positive(prefix + "maxRangeIterations"), MaxFormatWidth: p.positive(prefix + "maxFormatWidth")}
 }
 
 func (p *parser) fail(key, value, problem string) {

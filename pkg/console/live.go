@@ -76,7 +76,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, c client.WithWatch
 		// A user who may not watch across namespaces is followed in the
 		// namespaces the list page looks in for them, where they may.
 		if !looked {
-			namespaces, _ = s.namespacesOf(ctx, c)
+			namespaces, _, _ = s.namespacesOf(ctx, c)
 			looked = true
 		}
 		for _, ns := range namespaces {

@@ -125,6 +125,10 @@ type Listing struct {
 	// HiddenNamespaces counts the namespaces the user may read no service
 	// in: a count, not their names, which such a user may not list.
 	HiddenNamespaces int
+	// Guessed is set when the user may list neither the services across
+	// namespaces nor the namespaces: Namespaces is then only the
+	// kubeconfig's namespace (or none), and the page asks for theirs.
+	Guessed bool
 	// Truncated is set when more than Max services matched.
 	Truncated bool
 	Max       int
@@ -159,11 +163,11 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 		}
 	}
 	if len(perNamespace) > 0 {
-		nss, err := s.namespacesOf(ctx, c)
+		nss, guessed, err := s.namespacesOf(ctx, c)
 		if err != nil {
 			return out, err
 		}
-		out.Namespaces = nss
+		out.Namespaces, out.Guessed = nss, guessed
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 8)
@@ -228,21 +232,22 @@ func (s *Server) listServices(ctx context.Context, c client.Reader, only string)
 
 // namespacesOf are the namespaces to look in for a user who may not list
 // a kind across namespaces: the ones the user may list, else (with
-// ListNamespaces) the ones the console may, else the default namespace.
-func (s *Server) namespacesOf(ctx context.Context, c client.Reader) ([]string, error) {
+// ListNamespaces) the ones the console may, else the default namespace
+// (the kubeconfig's), guessed.
+func (s *Server) namespacesOf(ctx context.Context, c client.Reader) (nss []string, guessed bool, err error) {
 	var l corev1.NamespaceList
-	err := c.List(ctx, &l)
+	err = c.List(ctx, &l)
 	if apierrors.IsForbidden(err) && s.opts.ListNamespaces {
 		err = s.clients.own.List(ctx, &l)
 	}
 	switch {
 	case apierrors.IsForbidden(err):
 		if s.opts.DefaultNamespace == "" {
-			return nil, nil
+			return nil, true, nil
 		}
-		return []string{s.opts.DefaultNamespace}, nil
+		return []string{s.opts.DefaultNamespace}, true, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	var out []string
 	for _, ns := range l.Items {
@@ -252,5 +257,5 @@ func (s *Server) namespacesOf(ctx context.Context, c client.Reader) ([]string, e
 	if len(out) > maxNamespaces {
 		out = out[:maxNamespaces]
 	}
-	return out, nil
+	return out, false, nil
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // admissionFindings are what Serval's admission would refuse of the
-// converted document, from the webhooks' own rules (webhook.Offline), on a
+// converted document: the CRD's schema, as the API server checks it first,
+// then the webhooks' own rules (webhook.Offline), on a
 // cluster with the default serval-config, the ClusterStorageContainers
 // Serval ships and those of the files being migrated; and its warnings.
 // Every blocking finding about a field comes from here, so that what
@@ -24,8 +25,8 @@ func admissionFindings(kind string, obj *yaml.Node, scs []v1alpha1.ClusterStorag
 	if err != nil {
 		return []finding{{path: "", msg: "the converted document is not valid YAML: " + err.Error(), blocking: true}}
 	}
+	out := schemaFindings(doc)
 	warnings, errs, _ := webhook.Offline(kind, doc, config.Default(), scs)
-	var out []finding
 	for _, e := range errs {
 		out = append(out, finding{path: e.Field, msg: e.ErrorBody() + ": rejected at admission by Serval's " + kind + " webhook", blocking: true})
 	}

@@ -293,3 +293,23 @@ func TestUnknownFieldIsAFinding(t *testing.T) {
 	assert.Equal(t, "spec.predictor.minReplica", findings[0].Path)
 	assert.Contains(t, findings[0].Message, "unknown field; check its spelling and indentation: rejected at admission by Serval's InferenceService webhook")
 }
+
+// TestSchemaRefusalIsAFinding: a value the CRD's schema refuses (the API
+// server checks it before any webhook) is reported with its path, as the
+// API server would refuse it.
+func TestSchemaRefusalIsAFinding(t *testing.T) {
+	doc := "apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\nmetadata: {name: negative}\n" +
+		"spec:\n  model: {uri: hf://facebook/opt-125m}\n  replicas: -1\n"
+	_, findings, err := File("negative.yaml", []byte(doc), Options{})
+	require.NoError(t, err)
+	var schema []Finding
+	for _, f := range findings {
+		if strings.Contains(f.Message, "CRD's schema") {
+			schema = append(schema, f)
+		}
+	}
+	require.Len(t, schema, 1, "%v", findings)
+	assert.True(t, schema[0].Blocking)
+	assert.Equal(t, "spec.replicas", schema[0].Path)
+	assert.Contains(t, schema[0].Message, "spec.replicas in body should be greater than or equal to 0: rejected by the API server (the LLMInferenceService CRD's schema)")
+}

@@ -40,7 +40,9 @@ import (
 // narrow a list to one name; its cache holds only its node's.
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=serving.serval.dev,resources=localmodelnodes/status,verbs=get;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The agent records Events on LocalModelNodes only: cluster-scoped, so their
+// Events are in the namespace default, where config/rbac/node-agent/config-role.yaml
+// grants it events (and nowhere else).
 
 // Agent keeps one node's copies for one node group: it makes the folders
 // the node's models want, measures what the downloads left (size and
@@ -206,7 +208,11 @@ func (a *Agent) look(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, ke
 // The measure runs off the reconcile goroutine (see hasher): until it
 // ends, the copy is Measuring.
 func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key, job string, cfg *config.Config) (v1alpha1.LocalModelCopy, error) {
-	m, ok := a.hasherFor(cfg).Result(key, a.wantMeasure(key, job))
+	bound := int64(-1)
+	if cfg.LocalModel.FailOversizedCopies {
+		bound = declared(e) // an oversized copy is deleted unread
+	}
+	m, ok := a.hasherFor(cfg).Result(key, a.wantMeasure(key, job), bound)
 	if !ok {
 		return v1alpha1.LocalModelCopy{State: v1alpha1.CopyMeasuring, Job: job}, nil
 	}
@@ -221,8 +227,12 @@ func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo
 	}
 	present := v1alpha1.LocalModelCopy{State: v1alpha1.CopyPresent, Job: job, Bytes: m.size, Digest: m.digest}
 	if limit := declared(e); limit >= 0 && m.size > limit {
-		msg := fmt.Sprintf("the copy of %s is %d bytes, and the cache declares modelSize %s (%d bytes), which its node group's storageLimit counts: "+
-			"raise modelSize, or cache a smaller model", e.SourceModelUri, m.size, e.ModelSize.String(), limit)
+		size := fmt.Sprintf("%d bytes", m.size)
+		if m.atLeast {
+			size = fmt.Sprintf("over %d bytes", limit)
+		}
+		msg := fmt.Sprintf("the copy of %s is %s, and the cache declares modelSize %s (%d bytes), which its node group's storageLimit counts: "+
+			"raise modelSize, or cache a smaller model", e.SourceModelUri, size, e.ModelSize.String(), limit)
 		if !cfg.LocalModel.FailOversizedCopies {
 			a.Recorder.Eventf(lmn, nil, corev1.EventTypeWarning, modelcache.ReasonModelTooLarge, "Measure", "%s: %s (kept: localModel.oversizedCopy is warn)", e.StatusKey(), msg)
 			return present, nil
@@ -247,7 +257,7 @@ func (a *Agent) measured(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo
 // the folder is deleted (the manager then downloads it again). A changed
 // copy is never deleted by the agent: pods may be reading it.
 func (a *Agent) verified(lmn *v1alpha1.LocalModelNode, e v1alpha1.LocalModelInfo, key string, prev v1alpha1.LocalModelCopy, cfg *config.Config) v1alpha1.LocalModelCopy {
-	m, ok := a.hasherFor(cfg).Result(key, a.now().Add(-cfg.LocalModel.VerifyPeriod))
+	m, ok := a.hasherFor(cfg).Result(key, a.now().Add(-cfg.LocalModel.VerifyPeriod), -1)
 	if !ok {
 		return prev
 	}

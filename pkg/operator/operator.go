@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -339,10 +340,10 @@ func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Se
 	if o.WebhookPort == 0 {
 		return nil, nil, nil
 	}
-	server := webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir})
+	opts := webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
 	switch o.CertMode {
 	case CertModeExternal:
-		return server, nil, nil
+		return webhook.NewServer(opts), nil, nil
 	case CertModeSelf, "":
 	default:
 		return nil, nil, fmt.Errorf("unknown certificate mode %q: use %s or %s", o.CertMode, CertModeSelf, CertModeExternal)
@@ -366,7 +367,10 @@ func webhookServer(ctx context.Context, cfg *rest.Config, o Options) (webhook.Se
 	if err := m.Ensure(ctx); err != nil {
 		return nil, nil, fmt.Errorf("prepare the webhook certificate: %w", err)
 	}
-	return server, m, nil
+	// The manager's pair is read in one read: a reload never reads a new
+	// key beside the old certificate.
+	opts.TLSOpts = append(opts.TLSOpts, func(c *tls.Config) { c.GetCertificate = m.GetCertificate })
+	return webhook.NewServer(opts), m, nil
 }
 
 var (

@@ -14,7 +14,7 @@ type errTooLarge struct {
 }
 
 func (e *errTooLarge) Error() string {
-	return fmt.Sprintf("%s is larger than the router's cap of %d bytes", e.what, e.limit)
+	return fmt.Sprintf("%s is larger than the cap of %d bytes", e.what, e.limit)
 }
 
 // smallBuffers pool the buffers that streaming responses are copied

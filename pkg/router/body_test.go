@@ -38,7 +38,7 @@ func TestReadCapped(t *testing.T) {
 			got, err := readCapped(r, tt.length, tt.limit, "the body", make([]byte, 0, 1024), nil)
 			if tt.tooLong {
 				require.Error(t, err)
-				assert.Equal(t, "the body is larger than the router's cap of 1048576 bytes", err.Error())
+				assert.Equal(t, "the body is larger than the cap of 1048576 bytes", err.Error())
 				return
 			}
 			require.NoError(t, err)

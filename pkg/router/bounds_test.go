@@ -101,7 +101,7 @@ func TestBufferedBodyCap(t *testing.T) {
 				data, _ := io.ReadAll(resp.Body)
 				_ = resp.Body.Close()
 				assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "chunked=%v: %s", chunked, data)
-				assert.Contains(t, string(data), "larger than the router's cap of 1048576 bytes")
+				assert.Contains(t, string(data), "larger than the cap of 1048576 bytes")
 			}
 			assert.Empty(t, backend.settle(t), "no step got a request over the cap")
 		})
@@ -133,7 +133,7 @@ func TestResponseBodyCap(t *testing.T) {
 				return
 			}
 			assert.Equal(t, http.StatusBadGateway, resp.StatusCode, string(data))
-			assert.Contains(t, string(data), "the step's response is larger than the router's cap of 1048576 bytes")
+			assert.Contains(t, string(data), "the step's response is larger than the cap of 1048576 bytes")
 		})
 	}
 }

@@ -17,6 +17,8 @@ import (
 type bufferBudget struct {
 	limit int64
 	used  atomic.Int64
+	// busy is the refusal's wording past the limit; "" is the router's.
+	busy string
 }
 
 // reservation is one request's share of the budget, given back whole when
@@ -27,9 +29,15 @@ type reservation struct {
 }
 
 // errBusy is a buffer the budget could not give.
-type errBusy struct{ limit int64 }
+type errBusy struct {
+	limit int64
+	busy  string
+}
 
 func (e *errBusy) Error() string {
+	if e.busy != "" {
+		return e.busy
+	}
 	return "the router holds its limit of " + strconv.FormatInt(e.limit, 10) +
 		" bytes of request and response bodies (--max-buffered-bytes); try again shortly"
 }
@@ -47,7 +55,7 @@ func (r *reservation) take(n int64) error {
 	}
 	if r.budget.used.Add(n) > r.budget.limit {
 		r.budget.used.Add(-n)
-		return &errBusy{limit: r.budget.limit}
+		return &errBusy{limit: r.budget.limit, busy: r.budget.busy}
 	}
 	r.held.Add(n)
 	return nil

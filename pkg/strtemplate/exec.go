@@ -139,8 +139,13 @@ type noValue struct{}
 func (s *state) print(node parse.Node, v any) error {
 	text := "<no value>"
 	if _, none := v.(noValue); v != nil && !none {
-		// Every value is bounded before it gets here (strings by
-		// checkResult, maps by the data), so formatting it is too.
+		// The whole object may be the value ({{ . }}): its size is
+		// checked before fmt makes its text.
+		if _, isString := v.(string); !isString {
+			if err := s.grow(node, formatCost([]any{v}, 'v', s.budget.limits.MaxOutputBytes+1)); err != nil {
+				return err
+			}
+		}
 		text = fmt.Sprint(v)
 	}
 	if err := s.grow(node, len(text)); err != nil {

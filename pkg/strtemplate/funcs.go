@@ -49,7 +49,10 @@ func (s *state) evalFunction(dot any, fn *parse.IdentifierNode, args []parse.Nod
 		}
 		values[i] = v
 	}
-	if name == "print" || name == "printf" || name == "println" {
+	if name == "print" || name == "printf" || name == "println" || name == "urlquery" {
+		if name == "printf" && len(values) == 0 {
+			return nil, s.errorf(fn, "wrong number of args for printf: want at least 1 got 0")
+		}
 		if err := s.checkFormatting(fn, name, values); err != nil {
 			return nil, s.limitOrCallError(fn, name, err)
 		}

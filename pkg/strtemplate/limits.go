@@ -2,7 +2,6 @@ package strtemplate
 
 import (
 	"fmt"
-	"strconv"
 	"text/template/parse"
 )
 
@@ -22,13 +21,16 @@ type Limits struct {
 	// MaxRangeIterations bounds the iterations of all range actions
 	// together.
 	MaxRangeIterations int
+	// MaxFormatWidth bounds each printf width and precision. It is kept
+	// small: a width costs its size for every directive that has it.
+	MaxFormatWidth int
 }
 
 // DefaultLimits are the bounds Execute and ExecuteNoValue apply unless
 // WithLimits sets others: far above what KServe's templates need (a
 // domain, a path, a preset's arguments render in under 100 steps and 1
 // KiB), far below what hurts a manager with a 512 MiB limit.
-var DefaultLimits = Limits{MaxOutputBytes: 64 << 10, MaxSteps: 100_000, MaxRangeIterations: 10_000}
+var DefaultLimits = Limits{MaxOutputBytes: 64 << 10, MaxSteps: 100_000, MaxRangeIterations: 10_000, MaxFormatWidth: 1024}
 
 // Bound names one of Limits' bounds, as serval-config spells its key.
 type Bound string
@@ -38,12 +40,14 @@ const (
 	BoundOutputBytes     Bound = "maxOutputBytes"
 	BoundSteps           Bound = "maxSteps"
 	BoundRangeIterations Bound = "maxRangeIterations"
+	BoundFormatWidth     Bound = "maxFormatWidth"
 )
 
 // LimitError is a render stopped at one of its bounds. The render's
 // partial output is dropped.
 type LimitError struct {
-	// Bound is the bound passed and Limit its value.
+	// Bound is the bound passed and Limit its value; a Limit of 0 is a
+	// construct that no value of the bound admits (What says which).
 	Bound Bound
 	Limit int
 	// Where locates the action (name:line:column) and What says what
@@ -54,6 +58,9 @@ type LimitError struct {
 // Error names the template's place, what passed the bound, the bound and
 // the setting that raises it.
 func (e *LimitError) Error() string {
+	if e.Limit == 0 {
+		return fmt.Sprintf("template: %s: %s (serval-config templates.%s)", e.Where, e.What, e.Bound)
+	}
 	return fmt.Sprintf("template: %s: %s passes the bound of %d (serval-config templates.%s)", e.Where, e.What, e.Limit, e.Bound)
 }
 
@@ -65,13 +72,29 @@ func (t *Template) WithLimits(l Limits) *Template {
 	return &c
 }
 
-// AllowingOwnText returns the template with an output bound of its own
-// text's size plus MaxOutputBytes: for a template that is a whole document
-// (an LLMInferenceService's spec), whose output is mostly its own text and
-// whose actions together may add MaxOutputBytes.
-func (t *Template) AllowingOwnText(text string) *Template {
+// Budget is what several renders spend together: a document whose
+// strings are each a template (an LLMInferenceService's spec) is bounded
+// as a whole, each string's output may be its own size plus what the
+// others have not yet added, and the steps and range iterations of all of
+// them count against one bound each.
+type Budget struct {
+	limits            Limits
+	steps, iterations int
+	// added is the output the renders so far wrote beyond their own
+	// text.
+	added int
+}
+
+// NewBudget is a budget of l (a zero field keeps the default).
+func NewBudget(l Limits) *Budget { return &Budget{limits: l.OrDefaults()} }
+
+// Within returns the template rendering within b: its output may be its
+// own text's size plus what b has left, and its steps and iterations are
+// b's. The template's own limits are replaced by b's.
+func (t *Template) Within(b *Budget) *Template {
 	c := *t
-	c.allowance = len(text)
+	c.shared = b
+	c.limits = b.limits
 	return &c
 }
 
@@ -86,17 +109,26 @@ func (l Limits) OrDefaults() Limits {
 	if l.MaxRangeIterations <= 0 {
 		l.MaxRangeIterations = DefaultLimits.MaxRangeIterations
 	}
+	if l.MaxFormatWidth <= 0 {
+		l.MaxFormatWidth = DefaultLimits.MaxFormatWidth
+	}
 	return l
 }
 
 // budget counts one execution's spending against its limits.
 type budget struct {
-	limits            Limits
-	steps, iterations int
-	// allowance is output the template may write beyond
-	// limits.MaxOutputBytes (see AllowingOwnText).
+	limits Limits
+	// shared, when the render is one of several, holds the steps and
+	// iterations spent and the output added by all of them.
+	shared *Budget
+	// allowance is output the template may write beyond what the
+	// budget has left: its own text's size, for one of several.
 	allowance int
 }
+
+// spent is where steps, iterations and added output are counted: the
+// shared budget, or the execution's own.
+func (b *budget) spent() *Budget { return b.shared }
 
 func (s *state) overLimit(node parse.Node, b Bound, limit int, what string) error {
 	location, _ := s.tree.ErrorContext(node)
@@ -105,8 +137,9 @@ func (s *state) overLimit(node parse.Node, b Bound, limit int, what string) erro
 
 // step spends cost evaluation steps at node.
 func (s *state) step(node parse.Node, cost int) error {
-	s.budget.steps += cost
-	if s.budget.steps > s.budget.limits.MaxSteps {
+	spent := s.budget.spent()
+	spent.steps += cost
+	if spent.steps > s.budget.limits.MaxSteps {
 		return s.overLimit(node, BoundSteps, s.budget.limits.MaxSteps, "the evaluation")
 	}
 	return nil
@@ -114,8 +147,9 @@ func (s *state) step(node parse.Node, cost int) error {
 
 // iterate spends one range iteration at node.
 func (s *state) iterate(node parse.Node) error {
-	s.budget.iterations++
-	if s.budget.iterations > s.budget.limits.MaxRangeIterations {
+	spent := s.budget.spent()
+	spent.iterations++
+	if spent.iterations > s.budget.limits.MaxRangeIterations {
 		return s.overLimit(node, BoundRangeIterations, s.budget.limits.MaxRangeIterations, "the range iterations")
 	}
 	return s.step(node, 1)
@@ -123,71 +157,10 @@ func (s *state) iterate(node parse.Node) error {
 
 // grow checks that n more output bytes stay within the bound.
 func (s *state) grow(node parse.Node, n int) error {
-	if s.out.Len()+n-s.budget.allowance > s.budget.limits.MaxOutputBytes {
+	if s.out.Len()+n-s.budget.allowance > s.budget.limits.MaxOutputBytes-s.budget.spent().added {
 		return s.overLimit(node, BoundOutputBytes, s.budget.limits.MaxOutputBytes, "the output")
 	}
 	return nil
-}
-
-// checkFormatting refuses, before any allocation, a call of print, printf
-// or println whose string arguments or printf widths alone pass the output
-// bound: fmt allocates the whole result, so the bound must hold before it
-// runs, not after.
-func (s *state) checkFormatting(node parse.Node, name string, args []any) error {
-	max := s.budget.limits.MaxOutputBytes
-	total := 0
-	for _, a := range args {
-		if str, ok := a.(string); ok {
-			total += len(str)
-		}
-	}
-	if total > max {
-		return s.overLimit(node, BoundOutputBytes, max, "the arguments of "+name)
-	}
-	if name != "printf" || len(args) == 0 {
-		return nil
-	}
-	format, _ := args[0].(string)
-	if w, star := largestWidth(format); star {
-		return fmt.Errorf("a width or precision from an argument (%%*) is not supported")
-	} else if w > max {
-		return s.overLimit(node, BoundOutputBytes, max, "a printf width of "+strconv.Itoa(w))
-	}
-	return nil
-}
-
-// largestWidth is the largest width or precision in a fmt format, and
-// whether any is taken from an argument ('*').
-func largestWidth(format string) (largest int, star bool) {
-directives:
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
-		}
-		for i++; i < len(format); i++ {
-			c := format[i]
-			switch {
-			case c == '*':
-				star = true
-			case c >= '0' && c <= '9':
-				j := i
-				for j < len(format) && format[j] >= '0' && format[j] <= '9' {
-					j++
-				}
-				n, err := strconv.Atoi(format[i:j])
-				if err != nil { // more digits than an int holds
-					n = int(^uint(0) >> 1)
-				}
-				largest = max(largest, n)
-				i = j - 1
-			case c == '+' || c == '-' || c == '#' || c == ' ' || c == '.' || c == '[' || c == ']':
-			default:
-				// The verb ends the directive ('%' for "%%").
-				continue directives
-			}
-		}
-	}
-	return largest, star
 }
 
 // checkResult bounds a function's result and spends a step per KiB of it.

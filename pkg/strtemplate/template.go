@@ -48,10 +48,13 @@ type Funcs map[string]func(args []any) (any, error)
 
 // Template is a parsed template, safe for concurrent use.
 type Template struct {
-	tree      *parse.Tree
-	funcs     Funcs
-	limits    Limits
-	allowance int
+	tree   *parse.Tree
+	funcs  Funcs
+	limits Limits
+	// text is the template's own size; shared, the budget it renders
+	// within (see Within), or nil.
+	text   int
+	shared *Budget
 }
 
 // functions are the names the parser accepts as functions (see funcs.go);
@@ -60,6 +63,16 @@ var functions = map[string]any{
 	"and": true, "or": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
 	"len": true, "index": true, "slice": true, "print": true, "printf": true, "println": true, "urlquery": true,
 }
+
+// ParseError is a template that does not parse, or uses what this package
+// does not support: wrong whatever the data, unlike an execution error.
+type ParseError struct{ Err error }
+
+// Error is the parser's message.
+func (e *ParseError) Error() string { return e.Err.Error() }
+
+// Unwrap is the parser's error.
+func (e *ParseError) Unwrap() error { return e.Err }
 
 // Parse parses text, named name in error messages.
 func Parse(name, text string) (*Template, error) { return ParseFuncs(name, text, nil) }
@@ -78,10 +91,10 @@ func ParseFuncs(name, text string, funcs Funcs) (*Template, error) {
 	}
 	trees, err := parse.Parse(name, text, "", "", known)
 	if err != nil {
-		return nil, err
+		return nil, &ParseError{Err: err}
 	}
 	if len(trees) > 1 {
-		return nil, fmt.Errorf("template: %s: define and block are not supported", name)
+		return nil, &ParseError{Err: fmt.Errorf("template: %s: define and block are not supported", name)}
 	}
 	tree := trees[name]
 	var unsupported error
@@ -91,9 +104,9 @@ func ParseFuncs(name, text string, funcs Funcs) (*Template, error) {
 		}
 	})
 	if unsupported != nil {
-		return nil, unsupported
+		return nil, &ParseError{Err: unsupported}
 	}
-	return &Template{tree: tree, funcs: funcs, limits: DefaultLimits}, nil
+	return &Template{tree: tree, funcs: funcs, limits: DefaultLimits, text: len(text)}, nil
 }
 
 // Execute renders the template over data; a missing key is an error, and
@@ -110,9 +123,18 @@ func (t *Template) ExecuteNoValue(data Data) (string, error) {
 }
 
 func (t *Template) execute(data Data, noValue bool) (string, error) {
-	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}, noValue: noValue, budget: budget{limits: t.limits, allowance: t.allowance}}
+	b := budget{limits: t.limits, shared: t.shared}
+	if b.shared == nil {
+		b.shared = &Budget{limits: t.limits}
+	} else {
+		b.allowance = t.text
+	}
+	s := &state{tree: t.tree, funcs: t.funcs, vars: []variable{{"$", data}}, noValue: noValue, budget: b}
 	if err := s.walk(data, t.tree.Root); err != nil {
 		return "", err
+	}
+	if t.shared != nil {
+		t.shared.added += max(0, s.out.Len()-t.text)
 	}
 	return s.out.String(), nil
 }

@@ -98,7 +98,7 @@ func (w *InferenceService) ValidateCreate(ctx context.Context, isvc *v1beta1.Inf
 		}
 		errs = append(errs, kedaErrs...)
 	}
-	return nil, invalid(isvc, errs)
+	return v1beta1.StopWarnings(isvc.Annotations), invalid(isvc, errs)
 }
 
 // zeroNeedsKEDA refuses a Standard-mode component with minReplicas 0 when
@@ -159,7 +159,8 @@ func (w *InferenceService) ValidateUpdate(ctx context.Context, old, isvc *v1beta
 		return nil, err
 	}
 	errs = append(errs, v1beta1.Ratchet(oldKEDA, newKEDA)...)
-	return nil, invalid(isvc, errs)
+	// A stop annotation is set by an update that leaves the spec.
+	return v1beta1.StopWarnings(isvc.Annotations), invalid(isvc, errs)
 }
 
 // ValidateDelete implements admission.Validator; deletes are never blocked.

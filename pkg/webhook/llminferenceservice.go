@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/storage"
 	"github.com/serval-dev/serval/pkg/strtemplate"
@@ -49,11 +50,11 @@ func (LLMInferenceService) Default(_ context.Context, svc *v1alpha2.LLMInference
 
 // ValidateCreate implements admission.Validator.
 func (w LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
-	warnings, err := validateLLM(ctx, svc, nil, templateLimits(ctx, w.Config))
+	warnings, rendered, err := validateLLM(ctx, svc, nil, templateLimits(ctx, w.Config))
 	if err != nil {
 		return warnings, err
 	}
-	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &svc.Spec, nil))
+	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &rendered, nil))
 }
 
 // ValidateUpdate implements admission.Validator. An update that leaves the
@@ -62,13 +63,15 @@ func (w LLMInferenceService) ValidateCreate(ctx context.Context, svc *v1alpha2.L
 func (w LLMInferenceService) ValidateUpdate(ctx context.Context, old, svc *v1alpha2.LLMInferenceService) (admission.Warnings, error) {
 	if svc.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, svc.Spec) {
 		// A stop annotation is set by an update that leaves the spec.
-		return v1alpha2.StopWarnings(svc.Annotations), nil
+		return v1beta1.StopWarnings(svc.Annotations), nil
 	}
-	warnings, err := validateLLM(ctx, svc, old, templateLimits(ctx, w.Config))
+	limits := templateLimits(ctx, w.Config)
+	warnings, rendered, err := validateLLM(ctx, svc, old, limits)
 	if err != nil {
 		return warnings, err
 	}
-	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &svc.Spec, &old.Spec))
+	before, _ := llmTemplateBombs(old, limits)
+	return warnings, invalidIf(llmInferenceServiceKind, svc.Name, routeRights(ctx, w.Reviewer, svc.Namespace, &rendered, &before))
 }
 
 // ValidateDelete implements admission.Validator.
@@ -76,16 +79,48 @@ func (LLMInferenceService) ValidateDelete(context.Context, *v1alpha2.LLMInferenc
 	return nil, nil
 }
 
-func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, limits strtemplate.Limits) (admission.Warnings, error) {
+// validateLLM runs admission's rules that need no requester and returns
+// the spec as rendered, for those that do.
+func validateLLM(ctx context.Context, svc, prev *v1alpha2.LLMInferenceService, limits strtemplate.Limits) (admission.Warnings, v1alpha2.LLMInferenceServiceSpec, error) {
 	if errs := strictErrors(ctx, svc); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
+		return nil, svc.Spec, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
-	warnings, errs := LLMRules(svc, prev)
-	errs = append(errs, llmTemplateBombs(svc, limits)...)
+	warnings, rendered, errs := llmRulesRendered(svc, prev, limits)
 	if len(errs) > 0 {
-		return warnings, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
+		return warnings, rendered, apierrors.NewInvalid(llmInferenceServiceKind, svc.Name, errs)
 	}
-	return warnings, nil
+	return warnings, rendered, nil
+}
+
+// llmRulesRendered runs the template bounds and LLMRules on the spec as
+// written and, where its templates change it, on the spec as rendered,
+// which is what Serval applies: a rule the rendered spec alone breaks is
+// refused too. It returns the rendered spec.
+func llmRulesRendered(svc, prev *v1alpha2.LLMInferenceService, limits strtemplate.Limits) ([]string, v1alpha2.LLMInferenceServiceSpec, field.ErrorList) {
+	warnings, errs := LLMRules(svc, prev)
+	rendered, bombs := llmTemplateBombs(svc, limits)
+	if len(bombs) > 0 || apiequality.Semantic.DeepEqual(rendered, svc.Spec) {
+		return warnings, rendered, append(errs, bombs...)
+	}
+	after := svc.DeepCopy()
+	after.Spec = rendered
+	var before *v1alpha2.LLMInferenceService
+	if prev != nil {
+		before = prev.DeepCopy()
+		before.Spec, _ = llmTemplateBombs(prev, limits)
+	}
+	seen := map[string]bool{}
+	for _, e := range errs {
+		seen[e.Error()] = true
+	}
+	_, more := LLMRules(after, before)
+	for _, e := range more {
+		if !seen[e.Error()] {
+			e.Detail += " (as its templates render)"
+			errs = append(errs, e)
+		}
+	}
+	return warnings, rendered, errs
 }
 
 // LLMRules are admission's rules of an LLMInferenceService that need
@@ -140,10 +175,17 @@ func (w LLMInferenceServiceConfig) validate(ctx context.Context, cfg *v1alpha2.L
 		// A preset renders over each service that uses it; one named after
 		// the preset stands for them.
 		svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: cfg.Name, Namespace: cfg.Namespace}, Spec: cfg.Spec}
-		errs = llmTemplateBombs(svc, templateLimits(ctx, w.Config))
-	}
-	if len(errs) == 0 {
-		errs = routeRights(ctx, w.Reviewer, cfg.Namespace, &cfg.Spec, prev)
+		limits := templateLimits(ctx, w.Config)
+		var rendered v1alpha2.LLMInferenceServiceSpec
+		rendered, errs = llmTemplateBombs(svc, limits)
+		if len(errs) == 0 && prev != nil {
+			before := &v1alpha2.LLMInferenceService{ObjectMeta: svc.ObjectMeta, Spec: *prev}
+			renderedPrev, _ := llmTemplateBombs(before, limits)
+			prev = &renderedPrev
+		}
+		if len(errs) == 0 {
+			errs = routeRights(ctx, w.Reviewer, cfg.Namespace, &rendered, prev)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha2.GroupVersion.WithKind("LLMInferenceServiceConfig").GroupKind(), cfg.Name, errs)

@@ -66,8 +66,8 @@ func Offline(kind string, doc []byte, cfg *config.Config, scs []v1alpha1.Cluster
 			return nil, errs, true
 		}
 		v1alpha2.Default(svc)
-		warnings, errs := LLMRules(svc, nil)
-		return warnings, append(errs, llmTemplateBombs(svc, cfg.Templates.OrDefaults())...), true
+		warnings, _, errs := llmRulesRendered(svc, nil, cfg.Templates.OrDefaults())
+		return warnings, errs, true
 	case "LLMInferenceServiceConfig":
 		c := &v1alpha2.LLMInferenceServiceConfig{}
 		if errs, _ := decodeFor(doc, c); errs != nil {

@@ -33,8 +33,8 @@ func templateLimits(ctx context.Context, store *config.Store) strtemplate.Limits
 }
 
 // templateBombs renders every string under spec that holds a template
-// action with render, and refuses each whose render passed a bound of
-// limits. Only bounds refuse: a template that reads a key the object lacks
+// action with render, and refuses each that does not parse or whose render
+// passed a bound of limits. Only those refuse: a template that reads a key the object lacks
 // is the reconcile's to report, as KServe does, since the data it renders
 // over is not all known here.
 func templateBombs(root *field.Path, spec any, render func(text string) error) field.ErrorList {
@@ -52,8 +52,12 @@ func templateBombs(root *field.Path, spec any, render func(text string) error) f
 			return
 		}
 		var limit *strtemplate.LimitError
-		if err := render(s); errors.As(err, &limit) {
+		var parse *strtemplate.ParseError
+		switch err := render(s); {
+		case errors.As(err, &limit):
 			errs = append(errs, field.Invalid(path, truncate(s, 80), limit.Error()))
+		case errors.As(err, &parse):
+			errs = append(errs, field.Invalid(path, truncate(s, 80), "does not parse as a template (each string is a template of its own): "+parse.Error()))
 		}
 	})
 	return errs
@@ -80,22 +84,28 @@ func predictorTemplateBombs(path *field.Path, predictor *v1beta1.PredictorSpec, 
 	})
 }
 
-// llmTemplateBombs renders an LLMInferenceService's (or a preset's) spec
-// as a reconcile does, whole, and each of its strings alone, to name the
-// field; a bound passed only by the whole (a range opened in one string
-// and closed in another) is refused at spec.
-func llmTemplateBombs(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) field.ErrorList {
+// llmTemplateBombs renders each string of an LLMInferenceService's (or a
+// preset's) spec alone, to name the field of one that passes a bound, then
+// all of them within one budget as a reconcile does (a bound passed only
+// by them together is refused at spec), and returns the rendered spec.
+func llmTemplateBombs(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) (v1alpha2.LLMInferenceServiceSpec, field.ErrorList) {
 	errs := templateBombs(field.NewPath("spec"), &svc.Spec, func(s string) error {
 		return presets.CheckString(svc, s, limits)
 	})
 	if len(errs) > 0 {
-		return errs
+		return svc.Spec, errs
 	}
+	rendered, err := presets.CheckSpec(svc, limits)
 	var limit *strtemplate.LimitError
-	if err := presets.CheckSpec(svc, limits); errors.As(err, &limit) {
-		return field.ErrorList{field.Invalid(field.NewPath("spec"), "(the templates of the whole spec)", limit.Error())}
+	if errors.As(err, &limit) {
+		return svc.Spec, field.ErrorList{field.Invalid(field.NewPath("spec"), "(the templates of the whole spec)", limit.Error())}
 	}
-	return nil
+	if err != nil {
+		// Not a bound: a template the reconcile reports (KServe admits
+		// it); the rules run on the spec as written.
+		return svc.Spec, nil
+	}
+	return rendered, nil
 }
 
 // eachString calls fn with every string of a decoded JSON document and

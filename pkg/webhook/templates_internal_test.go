@@ -42,26 +42,36 @@ func TestTemplateBombsRefused(t *testing.T) {
 	errs := configRules(isvc, cfg, nil)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.predictor.model.env[0].value", errs[0].Field)
-	assert.Contains(t, errs[0].Error(), "a printf width of 999999999")
+	assert.Contains(t, errs[0].Error(), "a printf width or precision of 999999999")
 
 	svc := &v1alpha2.LLMInferenceService{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "team-a"}}
 	svc.Spec.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Env: []corev1.EnvVar{{Name: "X", Value: bomb}},
 		Args: []string{"--served-model-name={{ .Spec.Model.Name }}"}}}}
-	errs = llmTemplateBombs(svc, limits)
+	_, errs = llmTemplateBombs(svc, limits)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.template.containers[0].env[0].value", errs[0].Field)
 
-	// A range opened in one string and closed in another renders only as
-	// the whole spec does.
+	// Each string is a template of its own: a range opened in one string
+	// and closed in another does not parse.
 	svc.Spec.Template.Containers[0].Env = nil
 	svc.Spec.Template.Containers[0].Args = []string{"{{ range 20000000 }}", "aaaaaaaaaa{{ end }}"}
-	errs = llmTemplateBombs(svc, limits)
+	_, errs = llmTemplateBombs(svc, limits)
+	require.Len(t, errs, 2)
+	assert.Equal(t, "spec.template.containers[0].args[0]", errs[0].Field)
+	assert.Contains(t, errs[0].Error(), "does not parse as a template (each string is a template of its own)")
+
+	// Strings that each stay within the bound but together pass it are
+	// refused at spec: they share one budget.
+	svc.Spec.Template.Containers[0].Args = []string{"{{ range 5000 }}aaaaaaaaaa{{ end }}", "{{ range 5000 }}aaaaaaaaaa{{ end }}"}
+	_, errs = llmTemplateBombs(svc, limits)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec", errs[0].Field)
-	assert.Contains(t, errs[0].Error(), "serval-config templates.")
+	assert.Contains(t, errs[0].Error(), "serval-config templates.maxOutputBytes")
 
 	svc.Spec.Template.Containers[0].Args = []string{"--served-model-name={{ .Spec.Model.Name }}", "{{ ChildName .ObjectMeta.Name \"-x\" }}"}
-	assert.Empty(t, llmTemplateBombs(svc, limits))
+	rendered, errs := llmTemplateBombs(svc, limits)
+	assert.Empty(t, errs)
+	assert.Equal(t, []string{"--served-model-name=<nil>", "llm-x"}, rendered.Template.Containers[0].Args)
 }
 
 // TestTemplateLimitsFromConfig: the bounds are serval-config's.

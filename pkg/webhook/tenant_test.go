@@ -2,7 +2,9 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,6 +75,17 @@ const routeOnTheSharedGateway = `  model: {uri: hf://facebook/opt-125m}
             - headers: [{name: x-team, value: victim}]
 `
 
+// withAnnotations adds n one-letter-valued annotations to a manifest's
+// metadata: a map whose every element a printf width would pad.
+func withAnnotations(n int, manifest string) string {
+	var b strings.Builder
+	b.WriteString("metadata:\n  annotations:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    a%d: x\n", i)
+	}
+	return strings.Replace(manifest, "metadata:\n", b.String(), 1)
+}
+
 // heapPeak samples the process's heap (the manager runs in this process)
 // until stop is called, and returns the largest sample above the heap at
 // its start.
@@ -128,13 +141,16 @@ func TestTenantSuite(t *testing.T) {
 			"spec.template.containers[0].env[0].value: Invalid value: \"{{ range 20000000 }}aaaaaaaaaa{{ end }}\": template: bomb-env:1:20: the output passes the bound of 65536 (serval-config templates.maxOutputBytes)"},
 		{"a template bomb across two arguments", llmYAML("LLMInferenceService", "bomb-args",
 			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, args: ['{{ range 20000000 }}', 'aaaaaaaaaa{{ end }}']}]\n"),
+			"spec.template.containers[0].args[0]: Invalid value: \"{{ range 20000000 }}\": does not parse as a template (each string is a template of its own)"},
+		{"templates that pass the bound only together", llmYAML("LLMInferenceService", "bomb-together",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, args: ['{{ range 5000 }}aaaaaaaaaa{{ end }}', '{{ range 5000 }}aaaaaaaaaa{{ end }}']}]\n"),
 			"spec: Invalid value: \"(the templates of the whole spec)\""},
 		{"a template bomb in a preset", llmYAML("LLMInferenceServiceConfig", "bomb-preset",
 			"  template:\n    containers: [{name: main, args: ["+bomb+"]}]\n"),
 			"the output passes the bound of 65536 (serval-config templates.maxOutputBytes)"},
 		{"a printf width in a runtime", runtimeYAML("ServingRuntime", "bomb-runtime",
 			"  supportedModelFormats: [{name: bomb}]\n  containers: [{name: kserve-container, image: example.com/s:1, args: ['{{ printf \"%0999999999d\" 1 }}']}]\n"),
-			"spec.containers[0].args[0]: Invalid value: \"{{ printf \\\"%0999999999d\\\" 1 }}\": template: :1:3: a printf width of 999999999 passes the bound of 65536"},
+			"spec.containers[0].args[0]: Invalid value: \"{{ printf \\\"%0999999999d\\\" 1 }}\": template: :1:3: a printf width or precision of 999999999 passes the bound of 1024 (serval-config templates.maxFormatWidth)"},
 		{"a template bomb in an InferenceService", isvcYAML("bomb-isvc", "",
 			"    model:\n      modelFormat: {name: sklearn}\n      storageUri: gs://models/iris\n      env: [{name: X, value: "+bomb+"}]\n"),
 			"spec.predictor.model.env[0].value"},
@@ -145,6 +161,18 @@ func TestTenantSuite(t *testing.T) {
 		{"tensor parallelism of a million", llmYAML("LLMInferenceService", "tensor",
 			"  model: {uri: hf://facebook/opt-125m}\n  parallelism: {tensor: 1000000}\n"),
 			"spec.parallelism.tensor: Invalid value: 1000000: tensor parallelism is at most 64"},
+		{"a printf width over every annotation", withAnnotations(2000, llmYAML("LLMInferenceService", "width-annotations",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, env: [{name: X, value: '{{ printf `%65536v` .ObjectMeta.Annotations }}'}]}]\n")),
+			"a printf width or precision of 65536 passes the bound of 1024 (serval-config templates.maxFormatWidth)"},
+		{"a small printf width over every annotation", withAnnotations(2000, llmYAML("LLMInferenceService", "small-width",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, env: [{name: X, value: '{{ printf `%1000v` .ObjectMeta.Annotations }}'}]}]\n")),
+			"a printf width or precision on a map, list or object pads each of its elements and is not supported"},
+		{"the service printed 6,000 times", withAnnotations(2000, llmYAML("LLMInferenceService", "repeat",
+			"  model: {uri: hf://facebook/opt-125m}\n  template:\n    containers: [{name: main, env: [{name: X, value: '{{ printf `"+strings.Repeat("%[1]v", 6000)+"` . }}'}]}]\n")),
+			"what printf may write (by the size of its arguments) passes the bound of 65536"},
+		{"a runtime's printf over an InferenceService's annotations", withAnnotations(2000, isvcYAML("width-isvc", "",
+			"    model:\n      modelFormat: {name: sklearn}\n      storageUri: gs://models/iris\n      env: [{name: X, value: '{{ printf `%65536v` .Annotations }}'}]\n")),
+			"spec.predictor.model.env[0].value"},
 		{"a picker config the picker cannot load", llmYAML("LLMInferenceService", "picker",
 			"  model: {uri: hf://facebook/opt-125m}\n  router:\n    scheduler:\n      config:\n        inline: {kind: Nope, plugins: notalist}\n"),
 			"spec.router.scheduler.config.inline.kind: Invalid value: \"Nope\": the picker reads kind EndpointPickerConfig"},

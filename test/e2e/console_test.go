@@ -202,6 +202,22 @@ func TestConsole(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "a stream of the namespace the user may watch")
 	})
 
+	t.Run("a user bound to one namespace whose kubeconfig names none is asked for it", func(t *testing.T) {
+		token := viewerToken(t, consoleNS)
+		fwd, err := console.New(console.Options{Config: sb.Env.Config, Auth: console.AuthForwarded})
+		require.NoError(t, err)
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set("Authorization", "Bearer "+token)
+			fwd.ServeHTTP(w, r)
+		}))
+		t.Cleanup(proxy.Close)
+		doc := b.dom(t, proxy.URL+"/")
+		assert.NotEmpty(t, find(doc, "p", map[string]string{"class": "note need-namespace"}))
+		assert.NotContains(t, text(doc), "No service you may read", "not told there is nothing, when nothing could be looked at")
+		doc = b.dom(t, proxy.URL+"/?namespace="+consoleNS)
+		assert.NotEmpty(t, find(doc, "tr", map[string]string{"data-namespace": consoleNS, "data-name": "sklearn-iris"}), "once named")
+	})
+
 	t.Run("live updates", func(t *testing.T) {
 		jar, err := cookiejar.New(nil)
 		require.NoError(t, err)

@@ -64,3 +64,14 @@ manifests) into the document's roles:
 {{- end -}}
 {{- dict "own" $own "cluster" $cluster "namespaced" $namespaced | toYaml -}}
 {{- end }}
+
+{{/*
+A policy from config/policy names Serval's accounts in the namespace
+serval-system; this writes the release's namespace in its place, so that
+the policy trusts (or restricts) exactly the release's accounts. It takes
+(list $ $doc).
+*/}}
+{{- define "serval.policyAccounts" -}}
+{{- $root := index . 0 -}}
+{{- replace "system:serviceaccount:serval-system:" (printf "system:serviceaccount:%s:" $root.Release.Namespace) (index . 1) -}}
+{{- end }}

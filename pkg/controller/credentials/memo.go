@@ -36,6 +36,7 @@ type Memo struct {
 
 type credentialsEntry struct {
 	at      time.Time
+	found   bool
 	secrets []corev1.Secret
 }
 
@@ -48,15 +49,23 @@ func NewMemo() *Memo {
 // remembered or read through r (uncached: the manager caches no
 // ServiceAccounts or Secrets); none when it does not exist.
 func (m *Memo) ServiceAccountSecrets(ctx context.Context, r client.Reader, sa types.NamespacedName) ([]corev1.Secret, error) {
-	return m.load(sa, func() ([]corev1.Secret, error) { return readServiceAccountSecrets(ctx, r, sa) })
+	e, err := m.load(sa, func() (credentialsEntry, error) { return readServiceAccount(ctx, r, sa) })
+	return e.secrets, err
 }
 
-// readServiceAccountSecrets reads a ServiceAccount and the Secrets it lists;
-// none when it does not exist.
-func readServiceAccountSecrets(ctx context.Context, r client.Reader, key types.NamespacedName) ([]corev1.Secret, error) {
+// ServiceAccountExists reports whether the ServiceAccount exists, read and
+// remembered (for TTL) as ServiceAccountSecrets reads it.
+func (m *Memo) ServiceAccountExists(ctx context.Context, r client.Reader, sa types.NamespacedName) (bool, error) {
+	e, err := m.load(sa, func() (credentialsEntry, error) { return readServiceAccount(ctx, r, sa) })
+	return e.found, err
+}
+
+// readServiceAccount reads a ServiceAccount and the Secrets it lists;
+// not found, with none, when it does not exist.
+func readServiceAccount(ctx context.Context, r client.Reader, key types.NamespacedName) (credentialsEntry, error) {
 	sa := &corev1.ServiceAccount{}
 	if err := r.Get(ctx, key, sa); err != nil {
-		return nil, client.IgnoreNotFound(err)
+		return credentialsEntry{}, client.IgnoreNotFound(err)
 	}
 	var secrets []corev1.Secret
 	for _, ref := range sa.Secrets {
@@ -66,52 +75,52 @@ func readServiceAccountSecrets(ctx context.Context, r client.Reader, key types.N
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read Secret %s of ServiceAccount %s: %w", ref.Name, key.Name, err)
+			return credentialsEntry{}, fmt.Errorf("read Secret %s of ServiceAccount %s: %w", ref.Name, key.Name, err)
 		}
 		secrets = append(secrets, *secret)
 	}
-	return secrets, nil
+	return credentialsEntry{found: true, secrets: secrets}, nil
 }
 
 // load returns the Secrets of a ServiceAccount: remembered, or read by read
 // and remembered. Concurrent loads of the same ServiceAccount call read once.
 // They share its outcome, an error included (a read cut short with the first
 // caller's context): each such reconcile is retried like any failed read.
-func (m *Memo) load(sa types.NamespacedName, read func() ([]corev1.Secret, error)) ([]corev1.Secret, error) {
-	if secrets, ok := m.get(sa); ok {
-		return secrets, nil
+func (m *Memo) load(sa types.NamespacedName, read func() (credentialsEntry, error)) (credentialsEntry, error) {
+	if e, ok := m.get(sa); ok {
+		return e, nil
 	}
 	v, err, _ := m.reads.Do(sa.String(), func() (any, error) {
-		if secrets, ok := m.get(sa); ok {
-			return secrets, nil
+		if e, ok := m.get(sa); ok {
+			return e, nil
 		}
-		secrets, err := read()
+		e, err := read()
 		if err != nil {
 			return nil, err
 		}
-		m.put(sa, secrets)
-		return secrets, nil
+		m.put(sa, e)
+		return e, nil
 	})
 	if err != nil {
-		return nil, err
+		return credentialsEntry{}, err
 	}
-	return v.([]corev1.Secret), nil
+	return v.(credentialsEntry), nil
 }
 
-// get returns the Secrets remembered for a ServiceAccount, if still fresh.
-func (m *Memo) get(sa types.NamespacedName) ([]corev1.Secret, bool) {
+// get returns what is remembered of a ServiceAccount, if still fresh.
+func (m *Memo) get(sa types.NamespacedName) (credentialsEntry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[sa]
 	if !ok || m.now().Sub(e.at) >= TTL {
-		return nil, false
+		return credentialsEntry{}, false
 	}
-	return e.secrets, true
+	return e, true
 }
 
-// put remembers the Secrets of a ServiceAccount, and forgets the entries
+// put remembers what was read of a ServiceAccount, and forgets the entries
 // that have gone stale, so the memo holds only the ServiceAccounts in use.
-func (m *Memo) put(sa types.NamespacedName, secrets []corev1.Secret) {
+func (m *Memo) put(sa types.NamespacedName, e credentialsEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
@@ -120,5 +129,6 @@ func (m *Memo) put(sa types.NamespacedName, secrets []corev1.Secret) {
 			delete(m.entries, k)
 		}
 	}
-	m.entries[sa] = credentialsEntry{at: now, secrets: secrets}
+	e.at = now
+	m.entries[sa] = e
 }

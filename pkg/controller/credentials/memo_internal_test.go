@@ -21,10 +21,11 @@ func TestCredentialsMemo(t *testing.T) {
 
 	_, ok := m.get(sa)
 	assert.False(t, ok, "nothing remembered yet")
-	m.put(sa, []corev1.Secret{{}})
+	m.put(sa, credentialsEntry{found: true, secrets: []corev1.Secret{{}}})
 	got, ok := m.get(sa)
 	assert.True(t, ok)
-	assert.Len(t, got, 1)
+	assert.Len(t, got.secrets, 1)
+	assert.True(t, got.found)
 
 	now = now.Add(TTL - time.Second)
 	_, ok = m.get(sa)
@@ -33,7 +34,7 @@ func TestCredentialsMemo(t *testing.T) {
 	_, ok = m.get(sa)
 	assert.False(t, ok, "read again after the TTL")
 
-	m.put(other, nil)
+	m.put(other, credentialsEntry{})
 	assert.Len(t, m.entries, 1, "stale entries are dropped as new ones come")
 }
 
@@ -45,17 +46,17 @@ func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
 	sa := types.NamespacedName{Namespace: "ns", Name: "default"}
 	var reads atomic.Int32
 	release := make(chan struct{})
-	read := func() ([]corev1.Secret, error) {
+	read := func() (credentialsEntry, error) {
 		reads.Add(1)
 		<-release
-		return []corev1.Secret{{}}, nil
+		return credentialsEntry{found: true, secrets: []corev1.Secret{{}}}, nil
 	}
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			got, err := m.load(sa, read)
 			assert.NoError(t, err)
-			assert.Len(t, got, 1)
+			assert.Len(t, got.secrets, 1)
 		})
 	}
 	assert.Eventually(t, func() bool { return reads.Load() == 1 }, time.Second, time.Millisecond)
@@ -63,12 +64,12 @@ func TestCredentialsMemoLoadsOnceForConcurrentMisses(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int32(1), reads.Load(), "one read for 16 reconciles that missed together")
 
-	got, err := m.load(sa, func() ([]corev1.Secret, error) { t.Fatal("read while remembered"); return nil, nil })
+	got, err := m.load(sa, func() (credentialsEntry, error) { t.Fatal("read while remembered"); return credentialsEntry{}, nil })
 	assert.NoError(t, err)
-	assert.Len(t, got, 1)
+	assert.Len(t, got.secrets, 1)
 
 	other := types.NamespacedName{Namespace: "ns", Name: "other"}
-	_, err = m.load(other, func() ([]corev1.Secret, error) { return nil, errors.New("boom") })
+	_, err = m.load(other, func() (credentialsEntry, error) { return credentialsEntry{}, errors.New("boom") })
 	assert.EqualError(t, err, "boom")
 	_, ok := m.get(other)
 	assert.False(t, ok, "a failed read is not remembered")

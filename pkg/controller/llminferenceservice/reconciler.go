@@ -99,6 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// is looked for again.
 		res.RequeueAfter = GatewayRecheckInterval
 	}
+	if err == nil && s.accountMissing && res.RequeueAfter == 0 {
+		// ServiceAccounts are not watched: a missing one is looked for
+		// again.
+		res.RequeueAfter = ServiceAccountRecheckInterval
+	}
 	return res, err
 }
 

@@ -41,6 +41,9 @@ type scope struct {
 	// refsInvalid says which of router.gateway.refs name no Gateway; the
 	// router's parts are then held as they are ("" when all exist).
 	refsInvalid string
+	// accountMissing: a pod template names a ServiceAccount that does not
+	// exist (a workload's condition says which); looked for again.
+	accountMissing bool
 	// gatewaysRead are the Gateways read in this reconcile (nil: none of
 	// that name), so that each is read once.
 	gatewaysRead map[types.NamespacedName]*gatewayv1.Gateway

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -13,6 +14,7 @@ import (
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
 	"github.com/serval-dev/serval/pkg/config"
 	"github.com/serval-dev/serval/pkg/controller/cabundle"
+	"github.com/serval-dev/serval/pkg/controller/credentials"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/llmobjects"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/presets"
 	"github.com/serval-dev/serval/pkg/controller/llminferenceservice/servingcert"
@@ -83,6 +85,9 @@ func (r *Reconciler) prepare(ctx context.Context, s *scope, cfg *config.Config) 
 		return cert, false, nil
 	}
 	s.inputs.ModelCache = mc
+	if missing, err := r.missingAccount(ctx, s); err != nil || missing {
+		return cert, false, err
+	}
 	if sa, ok := llmobjects.DownloadServiceAccount(s.inputs); ok {
 		if name := si.CABundleConfigMapName; name != "" {
 			err := r.caBundles.Ensure(ctx, s.svc.Namespace, name)
@@ -111,6 +116,48 @@ func (r *Reconciler) prepare(ctx context.Context, s *scope, cfg *config.Config) 
 		}
 	}
 	return cert, true, r.checkGatewayRefs(ctx, s)
+}
+
+// ReasonServiceAccountNotFound is a workload's reason when its pod
+// template names a ServiceAccount that does not exist: no pod of it could
+// be created, so none is asked for.
+const ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+
+// ServiceAccountRecheckInterval is how often a service whose template
+// names a missing ServiceAccount looks for it again (ServiceAccounts are
+// not watched; the read is remembered for credentials.TTL).
+const ServiceAccountRecheckInterval = credentials.TTL
+
+// missingAccount fails the first part whose pod templates (the leader's or
+// the workers') name a ServiceAccount that does not exist, naming it; the
+// accounts Serval makes for the service are not looked for.
+func (r *Reconciler) missingAccount(ctx context.Context, s *scope) (bool, error) {
+	own := llmobjects.SidecarServiceAccountName(s.svc.Name)
+	for _, p := range llmobjects.Parts(s.spec) {
+		for i, pod := range []*corev1.PodSpec{p.Spec.Template, p.Spec.Worker} {
+			field := []string{"template", "worker"}[i]
+			if pod == nil || pod.ServiceAccountName == "" || pod.ServiceAccountName == own {
+				continue
+			}
+			found, err := r.credentials.ServiceAccountExists(ctx, r.APIReader, types.NamespacedName{Namespace: s.svc.Namespace, Name: pod.ServiceAccountName})
+			if err != nil || found {
+				if err != nil {
+					return false, err
+				}
+				continue
+			}
+			where := "spec." + field
+			if p.Prefill {
+				where = "spec.prefill." + field
+			}
+			s.fail(p.Condition(), ReasonServiceAccountNotFound, fmt.Sprintf(
+				"%s.serviceAccountName names the ServiceAccount %s, which does not exist in namespace %s: no pod could be created; create it, or name another",
+				where, pod.ServiceAccountName, s.svc.Namespace))
+			s.accountMissing = true
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ReasonRefsInvalid is GatewaysReady's reason when router.gateway.refs

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha1"
 )
@@ -94,12 +95,34 @@ func TestCheckRoom(t *testing.T) {
 	// A namespace's caches keep a copy of their own: one of a cluster
 	// cache's URI takes room of its own, and shares only with its own
 	// namespace's caches.
-	assert.Equal(t, "node group gpu has a storageLimit of 100Gi and its caches take 80Gi (llama: 60Gi, mistral: 20Gi): 30Gi more makes 110Gi",
-		CheckRoom(g, "team", "hf://mistral/7b", resource.MustParse("30Gi"), all, ""), "a namespace cache of a cluster cache's URI is a copy of its own")
+	assert.Equal(t, "node group gpu has a storageLimit of 100Gi and its caches take 80Gi, of which namespace team's take 0 (none): 30Gi more makes 110Gi",
+		CheckRoom(g, "team", "hf://mistral/7b", resource.MustParse("30Gi"), all, ""),
+		"a namespace cache of a cluster cache's URI is a copy of its own; the refusal names no other namespace's cache")
 	withTeam := []v1alpha1.ModelCache{&a, &b, &other, &sameTeam, &sameTeam2}
 	u = UsageOf("gpu", withTeam, "")
 	assert.Equal(t, "100Gi", u.Used.String(), "the cluster's copy and the namespace's, once each")
 	assert.Empty(t, CheckRoom(g, "team", "hf://mistral/7b", resource.MustParse("20Gi"), withTeam, ""), "a third cache of the namespace's copy takes no more room")
+}
+
+// TestNamespaceShare: one namespace's caches take at most their share of a
+// group (half its storageLimit unless namespaceStorageLimit says), so a
+// tenant that declares most of the group leaves the cluster's caches their
+// room; the refusal names only the tenant's own caches.
+func TestNamespaceShare(t *testing.T) {
+	g := &v1alpha1.LocalModelNodeGroup{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: v1alpha1.LocalModelNodeGroupSpec{StorageLimit: resource.MustParse("100Gi")}}
+	alice := nsCache("team-a", "big", "hf://a/big", "40Gi", "gpu")
+	bob := nsCache("team-b", "secret-project", "hf://b/secret", "10Gi", "gpu")
+	all := []v1alpha1.ModelCache{&alice, &bob}
+	assert.Equal(t, "the caches of namespace team-a may take 50Gi of node group gpu (namespaceStorageLimit) and take 40Gi (team-a/big: 40Gi): 45Gi more makes 85Gi",
+		CheckRoom(g, "team-a", "hf://a/bigger", resource.MustParse("45Gi"), all, ""))
+	assert.Empty(t, CheckRoom(g, "", "hf://admin/llama", resource.MustParse("8Gi"), all, ""), "the administrator's cache fits")
+	assert.Empty(t, CheckRoom(g, "team-a", "hf://a/small", resource.MustParse("10Gi"), all, ""), "within the share")
+	g.Spec.NamespaceStorageLimit = ptr.To(resource.MustParse("90Gi"))
+	assert.Empty(t, CheckRoom(g, "team-a", "hf://a/bigger", resource.MustParse("45Gi"), all, ""), "a share the administrator raised")
+	g.Spec.NamespaceStorageLimit = ptr.To(resource.MustParse("100Gi"))
+	msg := CheckRoom(g, "team-a", "hf://a/huge", resource.MustParse("55Gi"), all, "")
+	assert.Equal(t, "node group gpu has a storageLimit of 100Gi and its caches take 50Gi, of which namespace team-a's take 40Gi (team-a/big: 40Gi): 55Gi more makes 105Gi", msg)
+	assert.NotContains(t, msg, "secret-project", "another tenant's cache")
 }
 
 func node(name string, ready bool, labels map[string]string) corev1.Node {

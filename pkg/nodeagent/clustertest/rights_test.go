@@ -123,6 +123,8 @@ func TestAgentRights(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Group: "serving.serval.dev", Resource: "localmodelnodes", Subresource: "status", Verb: "patch", Name: "gpu-1"}, true},
 		{authorizationv1.ResourceAttributes{Resource: "configmaps", Verb: "get", Namespace: "serval-system", Name: "serval-config"}, true},
 		{authorizationv1.ResourceAttributes{Group: "events.k8s.io", Resource: "events", Verb: "create", Namespace: "default"}, true},
+		{authorizationv1.ResourceAttributes{Group: "events.k8s.io", Resource: "events", Verb: "create", Namespace: "team"}, false},
+		{authorizationv1.ResourceAttributes{Group: "", Resource: "events", Verb: "create", Namespace: "team"}, false},
 
 		{authorizationv1.ResourceAttributes{Resource: "secrets", Verb: "get", Namespace: "team", Name: "hf-token"}, false},
 		{authorizationv1.ResourceAttributes{Resource: "secrets", Verb: "list"}, false},

@@ -7,6 +7,7 @@ package certs
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -36,6 +38,14 @@ const (
 	tlsCertKey = corev1.TLSCertKey
 	tlsKeyKey  = corev1.TLSPrivateKeyKey
 )
+
+// PairFile is the serving certificate and its key in one file of the cert
+// dir, replaced in one rename and read in one read (GetCertificate): what
+// the webhook server serves when the manager keeps its own certificate.
+// tls.crt and tls.key are two renames and two reads, and a server that
+// reloads between them reads a new key beside the old certificate
+// ("private key does not match public key").
+const PairFile = "tls-pair.pem"
 
 // Manager keeps the webhook serving certificate. Its Client must read
 // uncached: the manager's cache holds no Secrets. With a Client that can
@@ -64,6 +74,9 @@ type Manager struct {
 	BundleDelay time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	// served is what GetCertificate serves.
+	served atomic.Pointer[servedPair]
 }
 
 func (m *Manager) defaults() {
@@ -298,12 +311,15 @@ func (m *Manager) writeFiles(data map[string][]byte) error {
 	if err := os.MkdirAll(m.CertDir, 0o700); err != nil {
 		return err
 	}
-	for _, name := range []string{tlsKeyKey, tlsCertKey, caCertKey} {
+	files := map[string][]byte{tlsKeyKey: data[tlsKeyKey], tlsCertKey: data[tlsCertKey], caCertKey: data[caCertKey],
+		PairFile: append(append([]byte{}, data[tlsCertKey]...), data[tlsKeyKey]...)}
+	// The pair first: the server's file is whole before the others change.
+	for _, name := range []string{PairFile, tlsKeyKey, tlsCertKey, caCertKey} {
 		path := filepath.Join(m.CertDir, name)
-		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data[name]) {
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, files[name]) {
 			continue
 		}
-		if err := replaceFile(path, data[name]); err != nil {
+		if err := replaceFile(path, files[name]); err != nil {
 			return err
 		}
 	}
@@ -394,4 +410,31 @@ func (m *Manager) inject(ctx context.Context, bundle []byte) (bool, error) {
 		}
 	}
 	return injected, nil
+}
+
+// servedPair is the pair GetCertificate last parsed, and the bytes it
+// parsed it from.
+type servedPair struct {
+	data []byte
+	cert *tls.Certificate
+}
+
+// GetCertificate serves the pair in the cert dir's PairFile, read whole in
+// one read, for tls.Config.GetCertificate: the certificate and the key
+// always come from one write. The file is parsed again only when its bytes
+// change.
+func (m *Manager) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	data, err := os.ReadFile(filepath.Join(m.CertDir, PairFile))
+	if err != nil {
+		return nil, err
+	}
+	if last := m.served.Load(); last != nil && bytes.Equal(last.data, data) {
+		return last.cert, nil
+	}
+	cert, err := tls.X509KeyPair(data, data)
+	if err != nil {
+		return nil, fmt.Errorf("the serving certificate in %s: %w", PairFile, err)
+	}
+	m.served.Store(&servedPair{data: data, cert: &cert})
+	return &cert, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,4 +145,52 @@ func slicesContainsCert(cas []*x509.Certificate, c *x509.Certificate) bool {
 		}
 	}
 	return false
+}
+
+// TestPairFileNeverMismatches: while serving certificates are rotated
+// again and again, what GetCertificate serves (the pair file, read in one
+// read) is always a certificate and the key that matches it; tls.crt and
+// tls.key, two renames and two reads, can be read mismatched between them.
+func TestPairFileNeverMismatches(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := testManager(&now)
+	m.CertDir = t.TempDir()
+	data, _, err := m.desired(nil, nil, false, false)
+	require.NoError(t, err)
+	require.NoError(t, m.writeFiles(data))
+	stop := make(chan struct{})
+	failures := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := m.GetCertificate(nil); err != nil {
+				select {
+				case failures <- err:
+				default:
+				}
+			}
+		}
+	})
+	for range 30 {
+		data, _, err = m.desired(data, nil, true, false)
+		require.NoError(t, err)
+		require.NoError(t, m.writeFiles(data))
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-failures:
+		t.Fatalf("the pair file was read mismatched: %v", err)
+	default:
+	}
+	served, err := m.GetCertificate(nil)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(served.Certificate[0])
+	require.NoError(t, err)
+	assert.Equal(t, certsIn(t, data[tlsCertKey])[0].SerialNumber, leaf.SerialNumber, "the last rotation is served")
 }

@@ -32,6 +32,13 @@ type LocalModelNodeGroupSpec struct {
 	// together, on each node: admission refuses a cache whose modelSize,
 	// added to the other caches', would exceed it.
 	StorageLimit resource.Quantity `json:"storageLimit"`
+	// NamespaceStorageLimit is the disk space the LocalModelNamespaceCaches
+	// of any one namespace may use together on the group, on each node,
+	// within storageLimit: one tenant's caches cannot take the room that
+	// the cluster's and other namespaces' caches need. Unset, it is half
+	// the storageLimit. (Serval's addition.)
+	// +optional
+	NamespaceStorageLimit *resource.Quantity `json:"namespaceStorageLimit,omitempty"`
 	// PersistentVolumeSpec is the template of the volumes that hold the
 	// models. Its nodeAffinity selects the group's nodes (required); a
 	// hostPath or local volume keeps the models on each node's disk.
@@ -40,6 +47,15 @@ type LocalModelNodeGroupSpec struct {
 	// PersistentVolumeClaimSpec is the template of the claims bound to
 	// those volumes, for the download Jobs and for the model servers.
 	PersistentVolumeClaimSpec corev1.PersistentVolumeClaimSpec `json:"persistentVolumeClaimSpec"`
+}
+
+// NamespaceShare is the most the caches of one namespace may take of the
+// group: NamespaceStorageLimit, or half the StorageLimit when unset.
+func (s *LocalModelNodeGroupSpec) NamespaceShare() resource.Quantity {
+	if s.NamespaceStorageLimit != nil {
+		return s.NamespaceStorageLimit.DeepCopy()
+	}
+	return *resource.NewQuantity(s.StorageLimit.Value()/2, resource.BinarySI)
 }
 
 // LocalModelNodeGroupStatus is the space the caches on a group take.

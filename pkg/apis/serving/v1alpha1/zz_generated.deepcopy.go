@@ -797,6 +797,11 @@ func (in *LocalModelNodeGroupList) DeepCopyObject() runtime.Object {
 func (in *LocalModelNodeGroupSpec) DeepCopyInto(out *LocalModelNodeGroupSpec) {
 	*out = *in
 	out.StorageLimit = in.StorageLimit.DeepCopy()
+	if in.NamespaceStorageLimit != nil {
+		in, out := &in.NamespaceStorageLimit, &out.NamespaceStorageLimit
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	in.PersistentVolumeSpec.DeepCopyInto(&out.PersistentVolumeSpec)
 	in.PersistentVolumeClaimSpec.DeepCopyInto(&out.PersistentVolumeClaimSpec)
 }

@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -13,7 +14,7 @@ const RoutingGroupLabel = "serving.serval.dev/routing-group"
 // StopAnnotation "true" (any case) stops an LLMInferenceService: its
 // workloads and routes are removed until the annotation goes (KServe's
 // serving.kserve.io/stop).
-const StopAnnotation = "serving.serval.dev/stop"
+const StopAnnotation = v1beta1.StopAnnotation
 
 // ReasonStopped is the reason of the conditions of a stopped service.
 const ReasonStopped = "Stopped"

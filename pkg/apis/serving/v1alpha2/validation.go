@@ -3,6 +3,7 @@ package v1alpha2
 import (
 	"cmp"
 	"fmt"
+	"github.com/serval-dev/serval/pkg/apis/serving/v1beta1"
 	"slices"
 	"strings"
 
@@ -31,7 +32,7 @@ func Validate(svc, prev *LLMInferenceService) (warnings []string, errs field.Err
 		// whole. With baseRefs, ValidateCombined checks the merged spec.
 		errs = append(errs, validateParallelShape(&svc.Spec)...)
 	}
-	warnings = append(warnings, StopWarnings(svc.Annotations)...)
+	warnings = append(warnings, v1beta1.StopWarnings(svc.Annotations)...)
 	errs = append(errs, ValidateManagedDRA(svc.Annotations)...)
 	w, routeErrs := validateRouter(svc.Spec.Router)
 	warnings = append(warnings, w...)

@@ -166,14 +166,3 @@ func validateTracing(t *TracingSpec) field.ErrorList {
 	}
 	return nil
 }
-
-// StopWarnings warns of a stop annotation whose value is neither true nor
-// false (any case): KServe and Serval stop a service only on "true", so
-// "yes", "1" or " true" leave it running.
-func StopWarnings(annotations map[string]string) []string {
-	v, ok := annotations[StopAnnotation]
-	if !ok || strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
-		return nil
-	}
-	return []string{fmt.Sprintf("metadata.annotations[%s] is %q: only \"true\" (any case) stops the service; it keeps running", StopAnnotation, v)}
-}

@@ -272,18 +272,3 @@ func TestDefault(t *testing.T) {
 	assert.Equal(t, "llama-3", *svc.Spec.Model.Name)
 	assert.NotContains(t, svc.Labels, RoutingGroupLabel, "the label goes with the group")
 }
-
-// TestStopWarnings: a stop value other than true or false (any case) is
-// warned of, since it leaves the service running.
-func TestStopWarnings(t *testing.T) {
-	for _, v := range []string{"yes", "1", "on", " true"} {
-		w := StopWarnings(map[string]string{StopAnnotation: v})
-		if assert.Len(t, w, 1, v) {
-			assert.Contains(t, w[0], `only "true" (any case) stops the service; it keeps running`)
-		}
-	}
-	for _, v := range []string{"true", "TRUE", "false", "False"} {
-		assert.Empty(t, StopWarnings(map[string]string{StopAnnotation: v}), v)
-	}
-	assert.Empty(t, StopWarnings(nil))
-}

@@ -1,6 +1,9 @@
 package v1beta1
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Annotation and label keys Serval reads and writes. KServe's keys are the same
 // with the serving.kserve.io/ and networking.kserve.io/ prefixes.
@@ -45,10 +48,12 @@ const (
 	// names: how the activator knows the component a request is for.
 	HostsAnnotation = "serving.serval.dev/hosts"
 	// ComponentHeader names, on the requests a route sends to a component
-	// that scales from zero, its Service ({namespace}/{name}), where the
-	// host and path name none (an LLMInferenceService's route, through a
-	// shared Gateway, with a rewritten path). The route sets it, over any
-	// a client sends.
+	// that scales from zero, its Service and the UID of the Service's
+	// owner ({namespace}/{name}/{uid}), where the host and path name none
+	// (an LLMInferenceService's route, through a shared Gateway, with a
+	// rewritten path). The route sets it, over any a client sends; the
+	// activator takes it only with the owner's UID, which a client of
+	// another tenant does not know.
 	ComponentHeader = "Serval-Component"
 )
 
@@ -108,4 +113,15 @@ func IsClusterLocal(isvc *InferenceService) bool {
 // its value is "true", in any case, as KServe reads it.
 func IsStopped(isvc *InferenceService) bool {
 	return strings.EqualFold(isvc.Annotations[StopAnnotation], "true")
+}
+
+// StopWarnings warns of a stop annotation whose value is neither true nor
+// false (any case): KServe and Serval stop a service only on "true", so
+// "yes", "1", "on", "t" or " true" leave it running.
+func StopWarnings(annotations map[string]string) []string {
+	v, ok := annotations[StopAnnotation]
+	if !ok || strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
+		return nil
+	}
+	return []string{fmt.Sprintf("metadata.annotations[%s] is %q: only \"true\" (any case) stops the service; it keeps running", StopAnnotation, v)}
 }

@@ -25,6 +25,15 @@ func withCanary(name string, percent int32, f ...func(p *PredictorSpec)) option 
 	}
 }
 
+// manyCanaries is n canaries with the same (bad) name.
+func manyCanaries(n int) []option {
+	opts := make([]option, n)
+	for i := range opts {
+		opts[i] = withCanary("", 0)
+	}
+	return opts
+}
+
 func TestValidateCanaries(t *testing.T) {
 	tests := []struct {
 		name string
@@ -52,6 +61,8 @@ func TestValidateCanaries(t *testing.T) {
 			want: []string{`spec.canary[1].predictor.name: Duplicate value: "v2"`}},
 		{name: "the stable name", isvc: makeISVC(withPredictor(func(p *PredictorSpec) { p.Name = "v1" }), withCanary("v1", 10)),
 			want: []string{"is the stable predictor's name"}},
+		{name: "past the bound, refused alone", isvc: makeISVC(manyCanaries(10000)...),
+			want: []string{"spec.canary: Too many: 10000: must have at most 16 items"}},
 		{name: "over 100 in all", isvc: makeISVC(withCanary("v2", 60), withCanary("v3", 50)),
 			want: []string{"spec.canary: Invalid value: 110: the canaries' trafficPercent add up to 110; at most 100"}},
 		{name: "no implementation", isvc: makeISVC(withCanary("v2", 20, func(p *PredictorSpec) { p.Model = nil })),

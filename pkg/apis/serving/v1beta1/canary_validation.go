@@ -10,14 +10,23 @@ import (
 // fixedReplicasMessage is why a canary takes no autoscaling field.
 const fixedReplicasMessage = "a canary runs fixed replicas: set minReplicas, or leave it unset to follow the canary's traffic share"
 
+// MaxCanaries is the most entries spec.canary may have (the CRD's
+// maxItems too): each is a Deployment and a Service, and a progressive
+// rollout needs a few.
+const MaxCanaries = 16
+
 // validateCanaries applies KServe's rules for spec.canary, each problem at
-// its field.
+// its field. A list over MaxCanaries is refused alone, before any entry is
+// checked.
 func validateCanaries(isvc *InferenceService, mode DeploymentMode) field.ErrorList {
 	spec := &isvc.Spec
 	if len(spec.Canary) == 0 {
 		return nil
 	}
 	path := field.NewPath("spec", "canary")
+	if len(spec.Canary) > MaxCanaries {
+		return field.ErrorList{field.TooMany(path, len(spec.Canary), MaxCanaries)}
+	}
 	var errs field.ErrorList
 	if mode != Standard {
 		errs = append(errs, field.Forbidden(path, "spec.canary needs Standard mode; in Knative mode canaryTrafficPercent splits traffic between revisions"))

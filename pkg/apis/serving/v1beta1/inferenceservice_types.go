@@ -51,9 +51,10 @@ type InferenceServiceSpec struct {
 	// Canary runs further predictors beside the stable one (Standard mode),
 	// each taking its share of the predictor's traffic: a progressive
 	// rollout. To promote one without restarting its pods, set
-	// predictor.name to its name and remove its entry.
+	// predictor.name to its name and remove its entry. At most MaxCanaries.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	Canary []CanarySpec `json:"canary,omitempty"`
 }
 

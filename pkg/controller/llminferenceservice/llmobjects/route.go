@@ -39,7 +39,7 @@ func RouteObject(in Inputs) (apply.Object, error) {
 		return apply.Object{}, err
 	}
 	if main := Parts(in.Spec)[0]; in.ScalesFromZero(main) {
-		markForActivator(spec, svc.Namespace, svc.Name)
+		markForActivator(spec, svc.Namespace, svc.Name, svc.UID)
 	}
 	name := RouteName(svc.Name)
 	route := gwac.HTTPRoute(name, svc.Namespace).WithLabels(labels).

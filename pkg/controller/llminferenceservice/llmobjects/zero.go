@@ -1,6 +1,7 @@
 package llmobjects
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 
@@ -23,8 +24,10 @@ func (in Inputs) ScalesFromZero(p Part) bool {
 }
 
 // markForActivator sets v1beta1.ComponentHeader on the route's rules whose
-// backend is the workload Service, overwriting any a client sends.
-func markForActivator(spec *gwac.HTTPRouteSpecApplyConfiguration, namespace, svcName string) {
+// backend is the workload Service, overwriting any a client sends; it
+// carries the service's UID, the workload Service's owner, for the
+// activator to tell it from a client's.
+func markForActivator(spec *gwac.HTTPRouteSpecApplyConfiguration, namespace, svcName string, uid types.UID) {
 	workload := presets.WorkloadServiceName(svcName)
 	for i := range spec.Rules {
 		rule := &spec.Rules[i]
@@ -37,7 +40,7 @@ func markForActivator(spec *gwac.HTTPRouteSpecApplyConfiguration, namespace, svc
 		if toWorkload {
 			rule.WithFilters(gwac.HTTPRouteFilter().WithType(gwapiv1.HTTPRouteFilterRequestHeaderModifier).
 				WithRequestHeaderModifier(gwac.HTTPHeaderFilter().WithSet(
-					gwac.HTTPHeader().WithName(gwapiv1.HTTPHeaderName(v1beta1.ComponentHeader)).WithValue(namespace + "/" + workload))))
+					gwac.HTTPHeader().WithName(gwapiv1.HTTPHeaderName(v1beta1.ComponentHeader)).WithValue(namespace + "/" + workload + "/" + string(uid)))))
 		}
 	}
 }

@@ -238,7 +238,7 @@ func TestCombine(t *testing.T) {
 		var limit *strtemplate.LimitError
 		require.ErrorAs(t, err, &limit)
 		assert.Equal(t, strtemplate.BoundOutputBytes, limit.Bound)
-		assert.Contains(t, err.Error(), "LLMInferenceServiceConfig bomb: template: bomb:")
+		assert.Contains(t, err.Error(), "LLMInferenceServiceConfig bomb: spec.template.containers[0].env[0].value: template: bomb:")
 
 		// The service's own spec may add at most the bound to its size.
 		small := Global{TemplateLimits: strtemplate.Limits{MaxOutputBytes: 100}}
@@ -270,4 +270,36 @@ func TestAdaptersAreRoutedByHeader(t *testing.T) {
 	assert.Equal(t, []string{"publishers/team/models/llama", "publishers/team/models/chat", "publishers/team/models/sql"}, values,
 		"the base model's match, then one per adapter, by name; a path match is left alone")
 	assert.Len(t, spec.Router.Route.HTTP.Spec.Rules[0].Matches, 4)
+}
+
+// TestTemplatesCannotWriteStructure: a template's output stays inside the
+// string it was written in, whatever it prints. A model name that closes
+// its JSON string and writes an HTTPRoute spec (the injection that a
+// render of the spec's whole text allowed) renders as that text, in that
+// field, and writes no route; a plain quote in a model name renders.
+func TestTemplatesCannotWriteStructure(t *testing.T) {
+	injection := `x"}},"router":{"route":{"http":{"spec":{"hostnames":["victim.example.com"]}}}},"z":{"a":"`
+	for name, model := range map[string]string{
+		"a fragment of JSON":  injection,
+		"a quote in the name": `my "quoted" model`,
+		"a quote printed":     "{{ printf `%c` 34 }}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			svc := svcWith(func(s *v1alpha2.LLMInferenceServiceSpec) {
+				s.Model.Name = ptr.To(model)
+				s.Template = &corev1.PodSpec{Containers: []corev1.Container{{Name: "main",
+					Args: []string{"--served-model-name={{ .Spec.Model.Name }}", `{{ printf "%c%s%c" 34 .Spec.Model.Name 34 }}`}}}}
+			})
+			data := templateData(svc, Global{}, "pool")
+			got, err := render(svc.Spec, data, svc.Name, strtemplate.Limits{})
+			require.NoError(t, err)
+			assert.Nil(t, got.Router, "a route written by a template")
+			want := model
+			if model == "{{ printf `%c` 34 }}" {
+				want = `"`
+			}
+			assert.Equal(t, want, *got.Model.Name)
+			assert.Equal(t, []string{"--served-model-name=" + model, `"` + model + `"`}, got.Template.Containers[0].Args)
+		})
+	}
 }

@@ -1,9 +1,12 @@
 package presets
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -11,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"knative.dev/pkg/kmeta"
 
 	"github.com/serval-dev/serval/pkg/apis/serving/v1alpha2"
@@ -40,23 +44,92 @@ type Global struct {
 // kvTransferConfig; a missing key is an error. A command or args item that
 // renders empty is dropped (see dropEmptyArgs).
 //
-// The spec is one template, so its output may be the spec's own size plus
-// limits.MaxOutputBytes: what its templates may add together.
+// Unlike KServe, which renders the spec's JSON text as one template, each
+// string is rendered alone and written back as a string by the encoder:
+// whatever a template prints (a quote, a brace), it stays inside the
+// string it was written in, so no output can add, remove or retype a field
+// (an HTTPRoute spec written through a model name). The strings share one
+// budget: together they may add limits.MaxOutputBytes to the spec.
 func render(spec v1alpha2.LLMInferenceServiceSpec, data strtemplate.Data, name string, limits strtemplate.Limits) (v1alpha2.LLMInferenceServiceSpec, error) {
-	t, err := specTemplate(spec, name, limits)
+	rendered, err := renderStrings(spec, name, limits, func(t *strtemplate.Template) (string, error) { return t.Execute(data) })
 	if err != nil {
 		return spec, err
-	}
-	out, err := t.Execute(data)
-	if err != nil {
-		return spec, err
-	}
-	var rendered v1alpha2.LLMInferenceServiceSpec
-	if err := json.Unmarshal([]byte(out), &rendered); err != nil {
-		return spec, fmt.Errorf("the rendered spec is not valid JSON (a template wrote a quote?): %w", err)
 	}
 	dropEmptyArgs(&spec, &rendered)
 	return rendered, nil
+}
+
+// renderStrings renders every string of spec that holds a template action
+// with execute, each parsed alone and within one budget of limits, and
+// returns the spec with each string replaced by its output. An error names
+// the field.
+func renderStrings(spec v1alpha2.LLMInferenceServiceSpec, name string, limits strtemplate.Limits, execute func(*strtemplate.Template) (string, error)) (v1alpha2.LLMInferenceServiceSpec, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return spec, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers go back as they came
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return spec, err
+	}
+	budget := strtemplate.NewBudget(limits)
+	doc, err = eachTemplate(field.NewPath("spec"), doc, func(path *field.Path, text string) (string, error) {
+		t, err := strtemplate.ParseFuncs(name, text, functions)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		out, err := execute(t.Within(budget))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return spec, err
+	}
+	if raw, err = json.Marshal(doc); err != nil {
+		return spec, err
+	}
+	var rendered v1alpha2.LLMInferenceServiceSpec
+	if err := json.Unmarshal(raw, &rendered); err != nil {
+		// Only a value of its own type can fail here: a quantity or a
+		// duration whose template rendered text that is not one.
+		return spec, fmt.Errorf("a rendered value is not of its field's type: %w", err)
+	}
+	return rendered, nil
+}
+
+// eachTemplate replaces every string under v that holds a template action
+// ("{{") with what render makes of it, and returns v. Map keys are not
+// templates: KServe's presets write none, and a key rendered to another
+// key's name would silently drop one of them.
+func eachTemplate(path *field.Path, v any, render func(*field.Path, string) (string, error)) (any, error) {
+	switch v := v.(type) {
+	case string:
+		if !strings.Contains(v, "{{") {
+			return v, nil
+		}
+		return render(path, v)
+	case []any:
+		for i, item := range v {
+			out, err := eachTemplate(path.Index(i), item, render)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = out
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out, err := eachTemplate(path.Child(k), v[k], render)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = out
+		}
+	}
+	return v, nil
 }
 
 // templateData is what a preset's templates read: the service, as a Go
@@ -267,29 +340,13 @@ func CheckString(svc *v1alpha2.LLMInferenceService, text string, limits strtempl
 	return err
 }
 
-// CheckSpec renders the whole of svc's spec as a reconcile renders it,
-// within limits; see CheckString.
-func CheckSpec(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) error {
-	t, err := specTemplate(svc.Spec, svc.Name, limits)
-	if err != nil {
-		return err
-	}
-	_, err = t.ExecuteNoValue(checkData(svc))
-	return err
-}
-
-// specTemplate is a spec as one template, named name, within limits: its
-// output may be the spec's own size plus limits.MaxOutputBytes.
-func specTemplate(spec v1alpha2.LLMInferenceServiceSpec, name string, limits strtemplate.Limits) (*strtemplate.Template, error) {
-	text, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	t, err := strtemplate.ParseFuncs(name, string(text), functions)
-	if err != nil {
-		return nil, err
-	}
-	return t.WithLimits(limits).AllowingOwnText(string(text)), nil
+// CheckSpec renders every string of svc's spec as a reconcile renders
+// them, within one budget of limits, over what admission knows (see
+// CheckString), and returns the rendered spec: admission's rules run on
+// it, since it is what Serval applies.
+func CheckSpec(svc *v1alpha2.LLMInferenceService, limits strtemplate.Limits) (v1alpha2.LLMInferenceServiceSpec, error) {
+	data := checkData(svc)
+	return renderStrings(svc.Spec, svc.Name, limits, func(t *strtemplate.Template) (string, error) { return t.ExecuteNoValue(data) })
 }
 
 // checkData is what admission renders a service's templates over: the

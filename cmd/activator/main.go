@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -70,6 +71,9 @@ func main() {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	log.SetLogger(zap.New())
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(activator.MemoryLimit(l))
+	}
 	if err := run(c, l, types.NamespacedName{Namespace: namespace, Name: service}, int32(port), *leaderElection, logger); err != nil {
 		logger.Error("The activator stopped with an error", "error", err)
 		os.Exit(1)

@@ -62,6 +62,21 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// memoryHeadroom is what the activator's process needs beside the bodies
+// it holds: its caches of Services and EndpointSlices, connections and
+// goroutines.
+const memoryHeadroom = 64 << 20
+
+// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) the
+// activator runs under: MaxHeldBytes and a headroom. The bodies' buffers
+// are bounded by MaxHeldBytes as they are taken, but a buffer given back
+// is garbage until the collector runs, which by default lets the heap
+// grow to twice what is live; under this limit it collects sooner, so
+// that the process stays near its bound (GOMEMLIMIT, when set, wins).
+func MemoryLimit(l Limits) int64 {
+	return l.withDefaults().MaxHeldBytes + memoryHeadroom
+}
+
 // orDefault is v, or d when v is not above zero.
 func orDefault[T int | int64 | time.Duration](v, d T) T {
 	if v <= 0 {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -384,4 +385,71 @@ func TestBodiesCountWhileRead(t *testing.T) {
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 	assert.Equal(t, int64(0), a.bodies.Held())
+}
+
+// TestBodiesBeingReadStayWithinTheBound: 150 clients each sending a body
+// of 8 MiB - 1 byte at once to a component at zero (1.2 GB offered) raise
+// the heap by at most maxHeldBytes plus 64 MiB: each body's buffers are
+// taken from the bound before they are made, and those past it are
+// refused while they arrive, not read whole first.
+func TestBodiesBeingReadStayWithinTheBound(t *testing.T) {
+	const maxHeld = 64 << 20
+	limits := Limits{MaxHeldBytes: maxHeld, HoldTimeout: 3 * time.Second}
+	// The soft memory limit the activator's binary runs under.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(MemoryLimit(limits)))
+	a := New(limits, oneComponent, nil, nil)
+	front := httptest.NewServer(a)
+	defer front.Close()
+	transport := &http.Transport{MaxIdleConnsPerHost: 200}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	payload := strings.Repeat("x", DefaultMaxBodyBytes-1)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapAlloc > peak.Load() {
+					peak.Store(m.HeapAlloc)
+				}
+			}
+		}
+	}()
+	const n = 150
+	var wg sync.WaitGroup
+	var answered, busy atomic.Int32
+	for range n {
+		wg.Go(func() {
+			resp, err := client.Post(front.URL, "application/json", strings.NewReader(payload))
+			if err != nil {
+				return // refused while sending: the server closed the connection
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			answered.Add(1)
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" {
+				busy.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	grew := int64(peak.Load()) - int64(before.HeapAlloc)
+	t.Logf("150 bodies of 8 MiB: the heap grew by at most %d MiB (maxHeldBytes %d MiB); %d answered, %d of them 503 with Retry-After",
+		grew>>20, maxHeld>>20, answered.Load(), busy.Load())
+	assert.Less(t, grew, int64(maxHeld+64<<20), "the heap while the bodies were read")
+	assert.Positive(t, busy.Load(), "some were refused at the bound")
+	assert.Equal(t, int64(0), a.bodies.Held(), "every byte given back")
 }

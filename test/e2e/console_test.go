@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/serval-dev/serval/internal/dev"
@@ -170,16 +171,7 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("a user bound to one namespace sees only it", func(t *testing.T) {
-		token := viewerToken(t, consoleNS)
-		fwd, err := console.New(console.Options{Config: sb.Env.Config, Auth: console.AuthForwarded, ListNamespaces: true})
-		require.NoError(t, err)
-		// The proxy in front of the console sends the user's token, as an
-		// authenticating proxy does.
-		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+token)
-			fwd.ServeHTTP(w, r)
-		}))
-		t.Cleanup(proxy.Close)
+		proxy := viewerConsole(t, sb.Env.Config, true)
 		doc := b.dom(t, proxy.URL+"/")
 		assert.NotEmpty(t, find(doc, "tr", map[string]string{"data-namespace": consoleNS, "data-name": "sklearn-iris"}))
 		assert.NotEmpty(t, find(doc, "tr", map[string]string{"data-namespace": consoleNS, "data-name": "model-chainer"}))
@@ -203,14 +195,7 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("a user bound to one namespace whose kubeconfig names none is asked for it", func(t *testing.T) {
-		token := viewerToken(t, consoleNS)
-		fwd, err := console.New(console.Options{Config: sb.Env.Config, Auth: console.AuthForwarded})
-		require.NoError(t, err)
-		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+token)
-			fwd.ServeHTTP(w, r)
-		}))
-		t.Cleanup(proxy.Close)
+		proxy := viewerConsole(t, sb.Env.Config, false)
 		doc := b.dom(t, proxy.URL+"/")
 		assert.NotEmpty(t, find(doc, "p", map[string]string{"class": "note need-namespace"}))
 		assert.NotContains(t, text(doc), "No service you may read", "not told there is nothing, when nothing could be looked at")
@@ -329,4 +314,20 @@ func viewerToken(t *testing.T, ns string) string {
 	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return tr.Status.Token
+}
+
+// viewerConsole serves a console in front of which a proxy sends the token
+// of a user who may view consoleNS only, as an authenticating proxy does;
+// listNamespaces lets the console list namespace names for such a user.
+func viewerConsole(t *testing.T, cfg *rest.Config, listNamespaces bool) *httptest.Server {
+	t.Helper()
+	token := viewerToken(t, consoleNS)
+	fwd, err := console.New(console.Options{Config: cfg, Auth: console.AuthForwarded, ListNamespaces: listNamespaces})
+	require.NoError(t, err)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+token)
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
 }

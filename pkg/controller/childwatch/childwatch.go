@@ -10,6 +10,7 @@ import (
 	"maps"
 	"reflect"
 	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,16 +42,22 @@ type Watches struct {
 	kinds     []kinds.Kind
 	ctrl      controller.Controller
 
+	// epochs are the cache's, shared with the other Watches of the cache.
+	epochs *epochs
+
 	mu       sync.Mutex
 	present  map[string]bool // by CRD name
 	watching map[string]bool // by GVK
+	// startedIn is the epoch each kind's source was started in (see
+	// epochs), by GVK.
+	startedIn map[string]int
 }
 
 // New returns the watches of ks, read from c, for children controlled by
 // an object of owner's type. apiReader checks CRDs uncached.
 func New(c cache.Cache, scheme *runtime.Scheme, mapper meta.RESTMapper, apiReader client.Reader, owner client.Object, ks []kinds.Kind) *Watches {
-	return &Watches{cache: c, scheme: scheme, mapper: mapper, apiReader: apiReader, owner: owner, kinds: ks,
-		present: map[string]bool{}, watching: map[string]bool{}}
+	return &Watches{cache: c, scheme: scheme, mapper: mapper, apiReader: apiReader, owner: owner, kinds: ks, epochs: epochsOf(c),
+		present: map[string]bool{}, watching: map[string]bool{}, startedIn: map[string]int{}}
 }
 
 // Present reports whether the kind can be used: built in, or its CRD exists.
@@ -119,6 +126,7 @@ func (w *Watches) watch(ctx context.Context, k kinds.Kind) error {
 	// meanwhile, or the controller's start waits for that handler's source
 	// until its cache-sync timeout.
 	w.watching[key] = true
+	w.startedIn[key] = w.epochs.back(key)
 	ctrl := w.ctrl
 	w.mu.Unlock()
 	// A child's creation wakes no reconcile: the reconcile that created it
@@ -160,6 +168,9 @@ func (w *Watches) refresh(ctx context.Context, crdName string) (bool, error) {
 	return changed, nil
 }
 
+// crdReadTimeout bounds the uncached read of a CRD on its event.
+const crdReadTimeout = 30 * time.Second
+
 // CRDChanged handles an event of a CRD: when it serves one of the kinds, it
 // checks the CRD again and starts the kind's watch if it now exists. It
 // reports whether the CRD's presence changed: the owners that need the kind
@@ -169,7 +180,16 @@ func (w *Watches) CRDChanged(ctx context.Context, crd client.Object) bool {
 		if crd.GetName() != k.CRD {
 			continue
 		}
-		changed, err := w.refresh(ctx, k.CRD)
+		// The read does not end with the event handler's context: one
+		// canceled under it (seen when a CRD goes and comes back) would
+		// leave the kind's presence as it was, and its owners waiting for
+		// a CRD that exists.
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), crdReadTimeout)
+		changed, err := w.refresh(readCtx, k.CRD)
+		if err == nil {
+			err = w.renew(readCtx, k)
+		}
+		cancel()
 		if err != nil {
 			log.FromContext(ctx).Error(err, "Check an optional CRD", "crd", k.CRD)
 			return false
@@ -184,6 +204,24 @@ func (w *Watches) CRDChanged(ctx context.Context, crd client.Object) bool {
 		return changed
 	}
 	return false
+}
+
+// renew removes the kind's informer when its CRD is gone (once per
+// epoch, for every Watches of the cache), and lets watch start a new source
+// when the CRD is back and this Watches' source is of an earlier epoch.
+func (w *Watches) renew(ctx context.Context, k kinds.Kind) error {
+	key := k.GVK.String()
+	if !w.Present(k) {
+		_, err := w.epochs.gone(ctx, w.cache, key, k.New())
+		return err
+	}
+	epoch := w.epochs.back(key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watching[key] && w.startedIn[key] != epoch {
+		w.watching[key] = false
+	}
+	return nil
 }
 
 // StatusSignalChanged lets through creates, deletes, and the updates that

@@ -17,6 +17,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -297,8 +298,10 @@ func viewerToken(t *testing.T, ns string) string {
 	ctx := context.Background()
 	cs, err := kubernetes.NewForConfig(sb.Env.Config)
 	require.NoError(t, err)
+	// Each subtest that acts as the viewer asks for a token: the account
+	// and its grants are made by the first.
 	_, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, ignoreExists(err))
 	read := []string{"get", "list", "watch"}
 	_, err = cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "console-test-viewer"},
 		Rules: []rbacv1.PolicyRule{
@@ -306,11 +309,11 @@ func viewerToken(t *testing.T, ns string) string {
 			{APIGroups: []string{"", "apps", "autoscaling", "networking.k8s.io", "gateway.networking.k8s.io", "inference.networking.k8s.io"},
 				Resources: []string{"*"}, Verbs: read},
 		}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, ignoreExists(err))
 	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "viewer"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "console-test-viewer"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "viewer", Namespace: ns}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, ignoreExists(err))
 	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return tr.Status.Token
@@ -330,4 +333,12 @@ func viewerConsole(t *testing.T, cfg *rest.Config, listNamespaces bool) *httptes
 	}))
 	t.Cleanup(proxy.Close)
 	return proxy
+}
+
+// ignoreExists is err, unless the object was there already.
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }

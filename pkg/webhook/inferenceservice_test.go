@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -258,4 +261,46 @@ func TestStorageURIsAsKServeTakesThem(t *testing.T) {
 	assert.Equal(t, "/mnt/models", got.Spec.Predictor.StorageURIs[0].MountPath)
 	assert.Equal(t, "/mnt/models/tokenizer", got.Spec.Predictor.StorageURIs[1].MountPath)
 	assert.Equal(t, "/mnt/models", got.Spec.Predictor.StorageURIs[2].MountPath)
+}
+
+// warnings collects the admission warnings the API server passes on.
+type warnings struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+// TestStopValueWarned: an InferenceService's stop annotation that is not
+// true or false is admitted with a warning saying it keeps running, on
+// create and on the update that sets it; true is not warned of.
+func TestStopValueWarned(t *testing.T) {
+	ctx := context.Background()
+	w := &warnings{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = w
+	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	require.NoError(t, err)
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, sigsyaml.Unmarshal([]byte(isvcYAML("stop-yes", "  annotations: {serving.serval.dev/stop: 'yes'}\n", sklearnModel)), &obj.Object))
+	require.NoError(t, c.Create(ctx, obj))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+		obj.SetAnnotations(map[string]string{"serving.serval.dev/stop": "t"})
+		return c.Update(ctx, obj)
+	}))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+		obj.SetAnnotations(map[string]string{"serving.serval.dev/stop": "true"})
+		return c.Update(ctx, obj)
+	}))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Len(t, w.seen, 2, "%v", w.seen)
+	assert.Contains(t, w.seen[0], `metadata.annotations[serving.serval.dev/stop] is "yes": only "true" (any case) stops the service; it keeps running`)
+	assert.Contains(t, w.seen[1], `is "t"`)
 }

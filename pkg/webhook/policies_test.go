@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,24 +33,26 @@ func TestPoliciesTrustIdentitiesNotNames(t *testing.T) {
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}})))
 	// Both the real accounts and the tenant's same-named ones get the same
 	// rights, so that only the policies tell them apart.
-	require.NoError(t, k8s.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe"}, Rules: []rbacv1.PolicyRule{
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update"}},
 		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}},
 		{APIGroups: []string{"serving.serval.dev"}, Resources: []string{"localmodelnodes/status"}, Verbs: []string{"update"}},
-	}}))
+	}})))
 	var subjects []rbacv1.Subject
 	for _, ns := range []string{managerNamespace, tenantNS} {
 		for _, sa := range []string{"serval-manager", "serval-activator", "serval-node-agent"} {
 			subjects = append(subjects, rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: ns})
 		}
 	}
-	require.NoError(t, k8s.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe"},
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "policy-probe"}, Subjects: subjects}))
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "policy-probe"}, Subjects: subjects})))
 	node := &v1alpha1.LocalModelNode{ObjectMeta: metav1.ObjectMeta{Name: "node-x"}}
-	require.NoError(t, k8s.Create(ctx, node))
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(ctx, node)))
 
+	// Names of this run's writes: the test runs again in one process.
+	run := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
 	as := func(namespace, account string) client.Client {
 		c, err := client.New(testenv.AsServiceAccount(env.Config, namespace, account), client.Options{Scheme: k8s.Scheme()})
 		require.NoError(t, err)
@@ -119,10 +122,10 @@ func TestPoliciesTrustIdentitiesNotNames(t *testing.T) {
 			})
 			testenv.Eventually(t, "the policy in force", func() bool {
 				n++
-				last = tc.write(refused, "probe-"+strconv.Itoa(n))
+				last = tc.write(refused, "probe-"+run+"-"+strconv.Itoa(n))
 				return last != nil && strings.Contains(last.Error(), tc.refusal)
 			})
-			err = tc.write(allowed, "by-the-other")
+			err = tc.write(allowed, "by-the-other-"+run)
 			if err != nil {
 				assert.NotContains(t, err.Error(), tc.refusal, "%s's policy took %s:%s for Serval's", tc.file, tenantNS, tc.account)
 			}

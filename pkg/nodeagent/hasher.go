@@ -91,6 +91,9 @@ func (h *hasher) Forget(key string) {
 
 // work measures the queued copies one after another, the smallest first.
 func (h *hasher) work() {
+	// Each waiting copy is sized once, when first seen: a folder walk per
+	// copy, not one per copy for every copy measured before it.
+	sizes := map[string]int64{}
 	for {
 		h.mu.Lock()
 		if len(h.queued) == 0 {
@@ -101,7 +104,8 @@ func (h *hasher) work() {
 		waiting := maps.Clone(h.queued)
 		h.mu.Unlock()
 
-		key, size, err := h.smallest(waiting)
+		key, size, err := h.smallest(waiting, sizes)
+		delete(sizes, key)
 		m := measurement{started: h.now(), size: size, err: err}
 		if bound := waiting[key]; err == nil && (bound < 0 || size <= bound) {
 			m = h.measure(key, bound)
@@ -117,13 +121,17 @@ func (h *hasher) work() {
 
 // smallest is the waiting copy whose files are the fewest bytes, by a stat
 // (no file is read), and its size; a copy whose stat fails is taken first,
-// with the error.
-func (h *hasher) smallest(waiting map[string]int64) (key string, size int64, err error) {
+// with the error. sizes keeps what was stat'ed, by key.
+func (h *hasher) smallest(waiting, sizes map[string]int64) (key string, size int64, err error) {
 	size = -1
 	for _, k := range slices.Sorted(maps.Keys(waiting)) {
-		n, statErr := h.disk.Size(k)
-		if statErr != nil {
-			return k, 0, statErr
+		n, sized := sizes[k]
+		if !sized {
+			var statErr error
+			if n, statErr = h.disk.Size(k); statErr != nil {
+				return k, 0, statErr
+			}
+			sizes[k] = n
 		}
 		if size < 0 || n < size {
 			key, size = k, n

@@ -23,8 +23,8 @@ import (
 // names a component only with the UID of the object that controls the
 // component's Service, as the activator reads it from the cluster. A client
 // that names another team's component without it (the attack of a shared
-// activator) is resolved by its Host, here to nothing: a 404, and nothing
-// held or woken.
+// activator) is resolved by its Host, here to nothing: a 404, answered at
+// once instead of being held for the component.
 func TestComponentHeaderNeedsTheOwnersUID(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
